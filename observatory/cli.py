@@ -1,0 +1,113 @@
+"""The ``observatory`` command line: parse arguments, build Settings, run the lab (and, later, the app).
+
+Every failure the user can cause (a bad scenario, a port in use, a bad flag) ends as one readable message on stderr
+and a non-zero exit; no traceback reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from observatory import __version__
+from observatory.settings import Settings
+
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="observatory",
+        description="Make Kubernetes scheduling visible and hands-on.",
+    )
+    parser.add_argument("--version", action="version", version=f"observatory {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    lab = commands.add_parser("lab", help="the embedded Kubernetes-API-compatible lab server",
+                              description="The embedded Kubernetes-API-compatible lab server.")
+    lab_commands = lab.add_subparsers(dest="lab_command", metavar="LAB_COMMAND")
+    serve = lab_commands.add_parser(
+        "serve",
+        help="run the lab API server in the foreground",
+        description="Run the lab API server in the foreground until Ctrl-C or SIGTERM. Prints the server URL and "
+        "the kubeconfig path (context observatory-lab); never writes ~/.kube/config.",
+    )
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1; any other address gets HTTPS and a token)")
+    serve.add_argument("--port", type=int, default=0, help="port to listen on (default 0: a free port)")
+    serve.add_argument("--scenario", default="pair", metavar="NAME|PATH",
+                       help="scenario to load: a name from 'observatory lab scenarios' or a YAML file (default pair)")
+    serve.add_argument("--kubeconfig-out", type=Path, metavar="PATH",
+                       help="where to write the kubeconfig (default: under the user's cache directory)")
+    serve.add_argument("--state", type=Path, metavar="PATH",
+                       help="save the store here on shutdown and periodically, and reload it at start")
+    lab_commands.add_parser("scenarios", help="list the scenarios the lab ships",
+                            description="List the scenarios the lab ships.")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``observatory`` console script. Returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings()
+    except ValueError as exc:
+        print(f"observatory: invalid OBSERVATORY_* setting: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command == "lab":
+        if args.lab_command == "serve":
+            return serve_lab(settings, args)
+        if args.lab_command == "scenarios":
+            return list_scenarios()
+        parser.parse_args(["lab", "--help"])
+    parser.print_help()
+    return 0
+
+
+def list_scenarios() -> int:
+    from observatory.lab import scenarios
+
+    for info in scenarios.list_scenarios():
+        print(f"{info.name:<20} {info.description}")
+    return 0
+
+
+def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
+    """``observatory lab serve``: run until Ctrl-C or SIGTERM, then stop cleanly and exit 0."""
+    from observatory.lab.server import LabError, LabServer
+
+    if not 0 <= args.port <= 65535:
+        print(f"observatory: --port {args.port} is not a port number (0-65535)", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def run() -> int:
+        lab = LabServer(settings.lab, host=args.host, port=args.port, scenario=args.scenario,
+                        state_path=args.state, kubeconfig_path=args.kubeconfig_out)
+        try:
+            await lab.start()
+        except (LabError, ValueError, OSError) as exc:
+            print(f"observatory: {exc}", file=sys.stderr)
+            return 1
+        print(f"Lab API server: {lab.url}", flush=True)
+        print(f"Kubeconfig: {lab.kubeconfig_path}", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        try:
+            await lab.stop()
+        except OSError as exc:
+            print(f"observatory: could not save the lab state: {exc}", file=sys.stderr)
+            return 1
+        return 0
+
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(run())
+    return 0

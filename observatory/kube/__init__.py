@@ -1,0 +1,1 @@
+"""The only package that imports kubernetes_asyncio: connecting, reflectors and the Binding POST."""

@@ -1,0 +1,424 @@
+"""aiohttp routes of the lab: discovery, OpenAPI, CRUD, list/watch, status and binding under ``/api/v1``.
+
+URL layout, verbs and error bodies follow kube-apiserver (reference §1-§3, §6). Every failure is a ``metav1.Status``
+JSON body; an exception that is not a :class:`~observatory.lab.errors.StatusError` becomes 500 InternalError, never
+a traceback on the wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from observatory.lab import errors, openapi, printing, resources, schema
+from observatory.lab.encoding import go_json, with_kind
+from observatory.lab.registry import ListQuery, Registry, make_predicate, parse_query
+from observatory.lab.resources import CORE_V1, ResourceType
+from observatory.lab.store import Change, Store
+from observatory.settings import LabSettings
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+
+
+@dataclass
+class LabContext:
+    """What the routes need: the store and registry, settings, and the bearer token (None: no authentication)."""
+
+    store: Store
+    registry: Registry
+    settings: LabSettings
+    token: str | None = None
+    server_address: str = ""
+
+
+CONTEXT_KEY = web.AppKey("lab", LabContext)
+
+
+def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=go_json(obj), status=status, content_type=JSON, headers=headers)
+
+
+def status_response(exc: errors.StatusError) -> web.Response:
+    return json_response(exc.status, exc.code, exc.headers)
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Authenticate, then turn StatusError into its Status body and anything unexpected into 500 InternalError."""
+    lab = request.app[CONTEXT_KEY]
+    if lab.token is not None and request.headers.get("Authorization", "") != f"Bearer {lab.token}":
+        return status_response(errors.unauthorized())
+    try:
+        return await handler(request)
+    except errors.StatusError as exc:
+        return status_response(exc)
+    except web.HTTPException:
+        raise
+    except (ConnectionResetError, asyncio.CancelledError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the API answers every failure with a Status
+        log.exception("internal error serving %s %s", request.method, request.path)
+        return status_response(errors.internal_error(str(exc) or type(exc).__name__))
+
+
+# -- discovery and openapi -----------------------------------------------------------------------------------------
+
+
+async def get_version(request: web.Request) -> web.Response:
+    return json_response(resources.version_info())
+
+
+async def get_api(request: web.Request) -> web.Response:
+    return json_response(resources.api_versions(request.app[CONTEXT_KEY].server_address or request.host))
+
+
+async def get_apis(request: web.Request) -> web.Response:
+    return json_response(resources.api_group_list())
+
+
+async def get_core_v1_discovery(request: web.Request) -> web.Response:
+    return json_response(resources.api_resource_list())
+
+
+async def get_openapi_v3(request: web.Request) -> web.Response:
+    return json_response(openapi.openapi_v3_root(openapi.openapi_v3_hash()))
+
+
+async def get_openapi_v3_core(request: web.Request) -> web.Response:
+    return web.Response(body=openapi.openapi_v3_core_v1(), content_type=JSON)
+
+
+async def get_openapi_v2(request: web.Request) -> web.Response:
+    """kubectl falls back to v2 (protobuf) to validate kinds that have no PATCH operation, such as Binding."""
+    return web.Response(body=openapi.openapi_v2_protobuf(),
+                        headers={"Content-Type": openapi.OPENAPI_V2_CONTENT_TYPE})
+
+
+# -- request helpers -----------------------------------------------------------------------------------------------
+
+
+def _wants_table(request: web.Request) -> bool:
+    accept = request.headers.get("Accept", "")
+    for part in accept.split(","):
+        params = {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in part.split(";")[1:])}
+        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            return True
+    return False
+
+
+def _dry_run(request: web.Request) -> bool:
+    values = request.query.getall("dryRun", [])
+    for v in values:
+        if v != "All":
+            raise errors.bad_request(f'unsupported dry run value "{v}"')
+    return bool(values)
+
+
+async def _read_body(request: web.Request, rt_kind: str) -> dict[str, Any]:
+    raw = await request.read()
+    if not raw:
+        raise errors.bad_request("the body of the request was empty")
+    ctype = request.content_type
+    try:
+        body = yaml.safe_load(raw) if ctype in ("application/yaml", "application/x-yaml") else json.loads(raw)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+    if not isinstance(body, dict):
+        raise errors.bad_request(f"the body of the request is not a {rt_kind} object")
+    if not isinstance(body.get("metadata", {}), dict):
+        raise errors.bad_request("metadata: expected an object")
+    return body
+
+
+def _field_validation(request: web.Request, kind: str, body: dict[str, Any]) -> dict[str, str]:
+    """``fieldValidation``: Strict rejects unknown fields (400), Warn answers with Warning headers, Ignore ignores."""
+    mode = request.query.get("fieldValidation", "")
+    if mode not in ("", "Ignore", "Warn", "Strict"):
+        raise errors.bad_request(f"fieldValidation parameter unsupported: {mode}")
+    if mode not in ("Warn", "Strict"):
+        return {}
+    unknown = schema.unknown_fields(kind, body)
+    if not unknown:
+        return {}
+    if mode == "Strict":
+        raise errors.bad_request(schema.strict_decoding_message(kind, unknown))
+    return {"Warning": ", ".join(f'299 - "{w}"' for w in schema.warning_texts(unknown))}
+
+
+def _object_response(rt: ResourceType, obj: dict[str, Any], status: int = 200, *, table: bool = False,
+                     include_object: str = "Metadata", headers: dict[str, str] | None = None) -> web.Response:
+    if table:
+        return json_response(
+            printing.table(rt.name, [obj], datetime.now(UTC), resource_version=obj["metadata"].get("resourceVersion", ""),
+                           include_object=include_object, kind=rt.kind, api_version=rt.api_version),
+            status,
+        )
+    return json_response(with_kind(obj, rt.kind, rt.api_version), status, headers)
+
+
+# -- resource routing ----------------------------------------------------------------------------------------------
+
+
+async def core_v1(request: web.Request) -> web.StreamResponse:
+    """Dispatch every ``/api/v1/...`` path the way go-restful's routes would."""
+    parts = [p for p in request.match_info["tail"].split("/") if p]
+    namespace: str | None = None
+    if len(parts) >= 3 and parts[0] == "namespaces":
+        namespace, parts = parts[1], parts[2:]
+    if not parts:
+        raise errors.path_not_found()
+    name = parts[1] if len(parts) > 1 else None
+    sub = parts[2] if len(parts) > 2 else ""
+    if len(parts) > 3:
+        raise errors.path_not_found()
+    lab = request.app[CONTEXT_KEY]
+    if namespace is not None and parts[0] == "bindings" and name is None:
+        if request.method != "POST":
+            raise errors.method_not_allowed()
+        body = await _read_body(request, "Binding")
+        return json_response(lab.registry.bind(namespace, None, body, dry_run=_dry_run(request)), 201)
+    rt = CORE_V1.get(parts[0])
+    if rt is None or (namespace is not None and not rt.namespaced) or (name and not rt.namespaced and namespace):
+        raise errors.path_not_found()
+    if name is not None and rt.namespaced and namespace is None:
+        raise errors.path_not_found()
+    if sub and sub not in rt.subresources:
+        raise errors.path_not_found()
+    ns = namespace or ""
+    if name is None:
+        return await _collection(request, lab, rt, namespace)
+    if sub == "binding":
+        if request.method != "POST":
+            raise errors.method_not_allowed()
+        body = await _read_body(request, "Binding")
+        return json_response(lab.registry.bind(ns, name, body, dry_run=_dry_run(request)), 201)
+    return await _item(request, lab, rt, ns, name, sub)
+
+
+async def _collection(request: web.Request, lab: LabContext, rt: ResourceType, namespace: str | None) -> web.StreamResponse:
+    if request.method == "GET":
+        query = parse_query(rt, namespace, dict(request.query))
+        if request.query.get("watch", "") in ("1", "true", "True"):
+            return await serve_watch(request, lab, rt, query)
+        page = lab.registry.list(rt, query)
+        if _wants_table(request):
+            return json_response(printing.table(
+                rt.name, page.items, datetime.now(UTC), resource_version=page.resource_version,
+                continue_token=page.continue_token, remaining=page.remaining,
+                include_object=request.query.get("includeObject", "Metadata"), kind=rt.kind, api_version=rt.api_version,
+            ))
+        meta: dict[str, Any] = {"resourceVersion": page.resource_version}
+        if page.continue_token:
+            meta["continue"] = page.continue_token
+        if page.remaining is not None:
+            meta["remainingItemCount"] = page.remaining
+        return json_response({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": page.items})
+    if request.method == "POST":
+        if "create" not in rt.verbs:
+            raise errors.method_not_supported(rt.group_resource, "create")
+        body = await _read_body(request, rt.kind)
+        headers = _field_validation(request, rt.kind, body)
+        obj = lab.registry.create(rt, namespace or "", body, dry_run=_dry_run(request))
+        return _object_response(rt, obj, 201, headers=headers)
+    if request.method == "DELETE" and "deletecollection" in rt.verbs:
+        query = parse_query(rt, namespace, dict(request.query))
+        page = lab.registry.list(rt, ListQuery(query.namespace, query.field_selector, query.label_selector))
+        dry = _dry_run(request)
+        deleted = [lab.registry.delete(rt, o["metadata"].get("namespace", ""), o["metadata"]["name"], dry_run=dry)
+                   for o in page.items]
+        return json_response({"kind": rt.list_kind, "apiVersion": rt.api_version,
+                              "metadata": {"resourceVersion": str(lab.store.resource_version)}, "items": deleted})
+    raise errors.method_not_allowed()
+
+
+async def _item(request: web.Request, lab: LabContext, rt: ResourceType, ns: str, name: str, sub: str) -> web.StreamResponse:
+    registry = lab.registry
+    method = request.method
+    if method == "GET":
+        fsel = request.query.get("fieldSelector", "")
+        if fsel:
+            query = parse_query(rt, ns or None, {"fieldSelector": fsel})
+            wanted = query.field_selector.value_for("metadata.name") if query.field_selector else None
+            if wanted is not None and wanted != name:
+                raise errors.bad_request("fieldSelector metadata.name doesn't match requested name")
+        return _object_response(rt, registry.get(rt, ns, name), table=_wants_table(request) and not sub,
+                                include_object=request.query.get("includeObject", "Metadata"))
+    if method == "PUT":
+        body = await _read_body(request, rt.kind)
+        headers = _field_validation(request, rt.kind, body)
+        update = registry.update_status if sub == "status" else registry.update
+        return _object_response(rt, update(rt, ns, name, body, dry_run=_dry_run(request)), headers=headers)
+    if method == "PATCH":
+        raw = await request.read()
+        obj = registry.patch(rt, ns, name, request.content_type, raw, subresource=sub, dry_run=_dry_run(request))
+        return _object_response(rt, obj)
+    if method == "DELETE" and not sub:
+        raw = await request.read()
+        preconditions: dict[str, Any] = {}
+        if raw:
+            try:
+                options = json.loads(raw)
+            except ValueError:
+                raise errors.bad_request("DeleteOptions: invalid JSON") from None
+            if isinstance(options, dict):
+                preconditions = options.get("preconditions") or {}
+        obj = registry.delete(rt, ns, name, dry_run=_dry_run(request), preconditions=preconditions)
+        return _object_response(rt, obj)
+    raise errors.method_not_allowed()
+
+
+# -- watch ---------------------------------------------------------------------------------------------------------
+
+
+def _int_param(request: web.Request, key: str) -> int | None:
+    text = request.query.get(key, "")
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{text}": invalid syntax') from None
+
+
+async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, query: ListQuery) -> web.StreamResponse:
+    """A watch stream: newline-delimited WatchEvents over a chunked 200 (reference §3.2).
+
+    resourceVersion unset or "0" starts with synthetic ADDED events; a specific one resumes after it, or sends one
+    ERROR event with the 410 Expired Status and ends when it is older than the history window. ``timeoutSeconds``
+    ends the stream cleanly; without it the end comes after a random time between ``min_request_timeout`` and
+    twice that, as kube-apiserver does. ``allowWatchBookmarks=true`` brings periodic BOOKMARKs.
+    """
+    store, settings = lab.store, lab.settings
+    rv_text = request.query.get("resourceVersion", "")
+    timeout = _int_param(request, "timeoutSeconds")
+    bookmarks = request.query.get("allowWatchBookmarks", "") in ("true", "1")
+    send_initial = request.query.get("sendInitialEvents", "")
+    table = _wants_table(request)
+    include_object = request.query.get("includeObject", "Metadata")
+    if send_initial and request.query.get("resourceVersionMatch", "") != "NotOlderThan":
+        raise errors.invalid("ListOptions", "", [("FieldValueForbidden", "sendInitialEvents",
+                             "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan")],
+                             group="meta.k8s.io")
+    initial = rv_text in ("", "0") if not send_initial else send_initial == "true"
+    since: int | None = None
+    if not initial or send_initial:
+        try:
+            since = int(rv_text) if rv_text else None
+        except ValueError:
+            raise errors.bad_request(f"invalid resource version: {rv_text}") from None
+    predicate = make_predicate(rt, query)
+
+    response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+
+    first_table = True
+
+    def encode(type_: str, obj: dict[str, Any]) -> bytes:
+        nonlocal first_table
+        if table:
+            # Like the apiserver's watch encoder, only the first Table carries columnDefinitions.
+            obj = printing.table(rt.name, [obj], datetime.now(UTC), resource_version=obj["metadata"]["resourceVersion"],
+                                 include_object=include_object, kind=rt.kind, api_version=rt.api_version,
+                                 include_column_definitions=first_table)
+            first_table = False
+        else:
+            obj = with_kind(obj, rt.kind, rt.api_version)
+        return go_json({"type": type_, "object": obj})
+
+    try:
+        watcher = store.watch(rt.name, query.namespace, predicate, None if initial and since is None else since)
+    except errors.StatusError as exc:
+        await response.write(go_json({"type": "ERROR", "object": exc.status}))
+        await response.write_eof()
+        return response
+    try:
+        if initial:
+            chunk = [encode("ADDED", obj) for obj in store.iter(rt.name, query.namespace)
+                     if predicate is None or predicate(obj)]
+            if chunk:
+                await response.write(b"".join(chunk))
+            if send_initial == "true" and bookmarks:
+                await response.write(go_json({"type": "BOOKMARK", "object": {
+                    "kind": rt.kind, "apiVersion": rt.api_version,
+                    "metadata": {"resourceVersion": str(store.resource_version),
+                                 "annotations": {"k8s.io/initial-events-end": "true"}}}}))
+        await _pump(request, response, watcher, store, settings, rt, encode, timeout, bookmarks)
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        store.stop_watch(watcher)
+    return response
+
+
+async def _pump(request: web.Request, response: web.StreamResponse, watcher: Any, store: Store,
+                settings: LabSettings, rt: ResourceType, encode: Any, timeout: int | None, bookmarks: bool) -> None:
+    loop = asyncio.get_running_loop()
+    if timeout is None:
+        timeout_s = settings.min_request_timeout * (1 + random.random())
+    else:
+        timeout_s = float(timeout) if timeout > 0 else settings.min_request_timeout * (1 + random.random())
+    deadline = loop.time() + timeout_s
+    next_bookmark = loop.time() + settings.bookmark_interval
+    tick = min(settings.bookmark_interval, 2.0)
+    while True:
+        now = loop.time()
+        if now >= deadline:
+            break
+        try:
+            change: Change | None = await asyncio.wait_for(watcher.queue.get(), min(deadline, now + tick) - now)
+        except TimeoutError:
+            change = None
+            if request.transport is None or request.transport.is_closing():
+                return
+        else:
+            if change is None:  # the store closed this watch
+                break
+            batch = [encode(change.type, change.obj)]
+            while not watcher.queue.empty():
+                more = watcher.queue.get_nowait()
+                if more is None:
+                    await response.write(b"".join(batch))
+                    return await response.write_eof()
+                batch.append(encode(more.type, more.obj))
+            await response.write(b"".join(batch))
+        if bookmarks and loop.time() >= next_bookmark and watcher.queue.empty():
+            next_bookmark = loop.time() + settings.bookmark_interval
+            await response.write(go_json({"type": "BOOKMARK", "object": {
+                "kind": rt.kind, "apiVersion": rt.api_version,
+                "metadata": {"resourceVersion": str(store.resource_version)}}}))
+    await response.write_eof()
+
+
+async def not_found(request: web.Request) -> web.Response:
+    raise errors.path_not_found()
+
+
+def build_app(lab: LabContext) -> web.Application:
+    """The aiohttp application serving the lab's API for ``lab``."""
+    app = web.Application(middlewares=[error_middleware], client_max_size=16 * 1024 * 1024)
+    app[CONTEXT_KEY] = lab
+    app.router.add_get("/version", get_version)
+    app.router.add_get("/version/", get_version)
+    app.router.add_get("/api", get_api)
+    app.router.add_get("/api/", get_api)
+    app.router.add_get("/apis", get_apis)
+    app.router.add_get("/apis/", get_apis)
+    app.router.add_get("/api/v1", get_core_v1_discovery)
+    app.router.add_get("/api/v1/", get_core_v1_discovery)
+    app.router.add_get("/openapi/v3", get_openapi_v3)
+    app.router.add_get("/openapi/v3/api/v1", get_openapi_v3_core)
+    app.router.add_get("/openapi/v2", get_openapi_v2)
+    app.router.add_route("*", "/api/v1/{tail:.+}", core_v1)
+    app.router.add_route("*", "/{tail:.*}", not_found)
+    return app

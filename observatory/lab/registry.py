@@ -1,0 +1,388 @@
+"""REST semantics on top of the store: what kube-apiserver's generic registry and pod storage do per verb.
+
+Input bodies are decoded JSON; results are stored objects (without kind/apiVersion) or Status dicts. Every API error
+is a :class:`~observatory.lab.errors.StatusError` with upstream's code, reason and message. HTTP framing lives in
+:mod:`observatory.lab.api`.
+
+Sources: apiserver ``pkg/registry/generic/registry/store.go`` (create, update, delete, finalizers),
+``pkg/endpoints/handlers/{create,update,patch,get}.go``, kubernetes ``pkg/registry/core/pod/storage/storage.go``
+(binding, reference §1).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from observatory.lab import errors, patch, selectors, strategy
+from observatory.lab.resources import CORE_V1, ResourceType
+from observatory.lab.store import Store, now_rfc3339
+
+NAMESPACE_MISMATCH = "the namespace of the provided object does not match the namespace sent on the request"
+BINDING_NAME_MISMATCH = "name in URL does not match name in Binding object"
+BINDING_SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter."
+)
+
+
+@dataclass(frozen=True)
+class ListResult:
+    """One page of a list: ``items`` in key order, the list ``resource_version``, and paging metadata."""
+
+    items: list[dict[str, Any]]
+    resource_version: str
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    """Parsed list/watch filters: namespace (None = all), selectors and paging."""
+
+    namespace: str | None = None
+    field_selector: selectors.FieldSelector | None = None
+    label_selector: selectors.LabelSelector | None = None
+    limit: int = 0
+    continue_token: str = ""
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.field_selector and self.field_selector.requirements) or bool(
+            self.label_selector and not self.label_selector.empty
+        )
+
+
+def parse_query(rt: ResourceType, namespace: str | None, params: dict[str, str]) -> ListQuery:
+    """Parse ``fieldSelector``, ``labelSelector``, ``limit`` and ``continue``; bad input raises 400 BadRequest."""
+    try:
+        fsel = selectors.parse_field_selector(params.get("fieldSelector", ""))
+        fields_fn, supported, aliases = selectors.FIELD_SETS[rt.name]
+        fsel.check_supported(supported, aliases)
+        lsel = selectors.parse_label_selector(params.get("labelSelector", ""))
+    except selectors.SelectorError as exc:
+        raise errors.bad_request(str(exc)) from None
+    limit_text = params.get("limit", "") or "0"
+    try:
+        limit = int(limit_text)
+    except ValueError:
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{limit_text}": invalid syntax') from None
+    return ListQuery(namespace, fsel, lsel, max(limit, 0), params.get("continue", ""))
+
+
+def make_predicate(rt: ResourceType, query: ListQuery):
+    """A predicate over stored objects for the query's selectors, or None when nothing filters."""
+    if not query.filtered:
+        return None
+    fields_fn, _, _ = selectors.FIELD_SETS[rt.name]
+    fsel, lsel = query.field_selector, query.label_selector
+
+    def predicate(obj: dict[str, Any]) -> bool:
+        if fsel is not None and fsel.requirements and not fsel.matches(fields_fn(obj)):
+            return False
+        if lsel is not None and not lsel.empty and not lsel.matches((obj.get("metadata") or {}).get("labels") or {}):
+            return False
+        return True
+
+    return predicate
+
+
+def _encode_continue(rv: int, start: tuple[str, str, str]) -> str:
+    key = f"{start[1]}/{start[2]}" if start[1] else start[2]
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": key + "\x00"}, separators=(",", ":"))
+    return base64.b64encode(raw.encode()).decode()
+
+
+def _decode_continue(token: str, resource: str) -> tuple[int, tuple[str, str, str]]:
+    try:
+        data = json.loads(base64.b64decode(token, validate=True))
+        rv, start = int(data["rv"]), str(data["start"]).rstrip("\x00")
+        if data.get("v") != "meta.k8s.io/v1":
+            raise ValueError(data.get("v"))
+    except (binascii.Error, ValueError, KeyError, TypeError) as exc:
+        raise errors.bad_request(f"continue key is not valid: {exc}") from None
+    ns, _, name = start.rpartition("/")
+    return rv, (resource, ns, name)
+
+
+class Registry:
+    """The lab's REST storage for every served resource, over one :class:`Store`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- helpers -------------------------------------------------------------------------------------------------
+
+    def _require_namespace(self, namespace: str) -> None:
+        """Admission's NamespaceLifecycle: objects can only be created in an existing namespace."""
+        if self.store.get("namespaces", "", namespace) is None:
+            raise errors.not_found("namespaces", namespace)
+
+    @staticmethod
+    def _ensure_namespace(rt: ResourceType, body: dict[str, Any], namespace: str) -> None:
+        """``rest.EnsureObjectNamespaceMatchesRequestNamespace`` (apiserver ``pkg/registry/rest/meta.go``)."""
+        meta = body.setdefault("metadata", {})
+        if not rt.namespaced:
+            meta.pop("namespace", None)
+            return
+        if not meta.get("namespace"):
+            meta["namespace"] = namespace
+        elif meta["namespace"] != namespace:
+            raise errors.bad_request(NAMESPACE_MISMATCH)
+
+    def get(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any]:
+        obj = self.store.get(rt.name, namespace, name)
+        if obj is None:
+            raise errors.not_found(rt.group_resource, name)
+        return obj
+
+    # -- list ----------------------------------------------------------------------------------------------------
+
+    def list(self, rt: ResourceType, query: ListQuery) -> ListResult:
+        """A list page. ``limit`` 0 means everything; the continue token resumes after the last key of a page."""
+        store = self.store
+        rv = store.resource_version
+        after = None
+        if query.continue_token:
+            rv, after = _decode_continue(query.continue_token, rt.name)
+            if rv < store.compacted_rv:
+                raise errors.expired(CONTINUE_EXPIRED)
+        predicate = make_predicate(rt, query)
+        items: list[dict[str, Any]] = []
+        more = False
+        for obj in store.iter(rt.name, query.namespace, after):
+            if predicate is not None and not predicate(obj):
+                continue
+            if query.limit and len(items) == query.limit:
+                more = True
+                break
+            items.append(obj)
+        token, remaining = "", None
+        if more:
+            last = items[-1]["metadata"]
+            token = _encode_continue(rv, (rt.name, last.get("namespace", ""), last["name"]))
+            if not query.filtered:
+                remaining = self._count_after(rt, query.namespace, (rt.name, last.get("namespace", ""), last["name"]))
+        return ListResult(items, str(rv), token, remaining)
+
+    def _count_after(self, rt: ResourceType, namespace: str | None, key: tuple[str, str, str]) -> int:
+        return sum(1 for _ in self.store.iter(rt.name, namespace, key))
+
+    # -- create / update -----------------------------------------------------------------------------------------
+
+    def create(self, rt: ResourceType, namespace: str, body: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """POST a new object: namespace check, generateName, defaulting, validation (422), existence (409)."""
+        body = copy.deepcopy(body)
+        self._ensure_namespace(rt, body, namespace)
+        meta = body["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = strategy.generate_name(meta["generateName"])
+        for system in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink",
+                       "resourceVersion", "managedFields"):
+            meta.pop(system, None)
+        causes = strategy.validate_create(rt.name, body)
+        if causes:
+            raise errors.invalid(rt.kind, meta.get("name", ""), causes, rt.group)
+        if rt.namespaced:
+            self._require_namespace(namespace)
+        obj = strategy.prepare_create(rt.name, body)
+        return self.store.create(rt.name, obj, dry_run=dry_run)
+
+    def update(self, rt: ResourceType, namespace: str, name: str, body: dict[str, Any], *,
+               dry_run: bool = False) -> dict[str, Any]:
+        """PUT: the whole object, optimistic on ``metadata.resourceVersion`` when given (409 Conflict if stale)."""
+        body = copy.deepcopy(body)
+        self._ensure_namespace(rt, body, namespace)
+        meta = body["metadata"]
+        if meta.get("name") and meta["name"] != name:
+            raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
+        meta["name"] = name
+        old = self.get(rt, namespace, name)
+        if not meta.get("resourceVersion") and rt.name not in ("pods", "nodes", "namespaces", "events"):
+            raise errors.invalid(rt.kind, name, [("FieldValueInvalid", "metadata.resourceVersion",
+                                                  "Invalid value: 0x0: must be specified for an update")], rt.group)
+        new = self._prepare_update(rt, body, old)
+        return self._commit_update(rt, new, old, expect_rv=meta.get("resourceVersion"), dry_run=dry_run)
+
+    def _prepare_update(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+        """Strategy ``PrepareForUpdate``: the main resource keeps the stored status (pods, nodes, namespaces)."""
+        if "status" in old:
+            new["status"] = copy.deepcopy(old["status"])
+        if rt.name == "pods":
+            causes = strategy.validate_pod_update(new, old)
+            if causes:
+                raise errors.invalid(rt.kind, new["metadata"]["name"], causes)
+        return new
+
+    def _commit_update(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any], *, expect_rv: str | None,
+                       dry_run: bool) -> dict[str, Any]:
+        meta = new["metadata"]
+        if "deletionTimestamp" in old["metadata"] and not meta.get("finalizers"):
+            # The last finalizer is gone from an object being deleted: the store removes it now.
+            if expect_rv and expect_rv != old["metadata"]["resourceVersion"]:
+                raise errors.conflict(rt.group_resource, meta["name"], errors.OPTIMISTIC_LOCK_MESSAGE)
+            return self.store.delete(rt.name, meta.get("namespace", ""), meta["name"], dry_run=dry_run)
+        return self.store.update(rt.name, new, expect_rv=expect_rv, dry_run=dry_run,
+                                 conflict_resource=rt.group_resource)
+
+    def update_status(self, rt: ResourceType, namespace: str, name: str, body: dict[str, Any], *,
+                      dry_run: bool = False) -> dict[str, Any]:
+        """PUT .../status: only ``status`` (and labels/annotations) change; spec is reset to the stored one."""
+        body = copy.deepcopy(body)
+        self._ensure_namespace(rt, body, namespace)
+        old = self.get(rt, namespace, name)
+        new = copy.deepcopy(old)
+        new["status"] = body.get("status") or {}
+        for k in ("labels", "annotations"):
+            if k in body.get("metadata", {}):
+                new["metadata"][k] = body["metadata"][k]
+        return self.store.update(rt.name, new, expect_rv=body["metadata"].get("resourceVersion"), dry_run=dry_run,
+                                 conflict_resource=rt.group_resource)
+
+    def patch(self, rt: ResourceType, namespace: str, name: str, content_type: str, raw: bytes, *,
+              subresource: str = "", dry_run: bool = False) -> dict[str, Any]:
+        """PATCH with JSON patch, merge patch or strategic merge patch (reference §2; apiserver ``patch.go``)."""
+        old = self.get(rt, namespace, name)
+        current = {"kind": rt.kind, "apiVersion": rt.api_version, **old}
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError as exc:
+            raise errors.bad_request(f"error decoding patch: {exc}") from None
+        try:
+            if content_type == "application/json-patch+json":
+                patched = patch.json_patch(current, body)
+            elif content_type == "application/merge-patch+json":
+                patched = patch.json_merge_patch(current, body)
+            elif content_type == "application/strategic-merge-patch+json":
+                if not isinstance(body, dict):
+                    raise errors.bad_request("patch body must be a JSON object")
+                patched = patch.strategic_merge_patch(current, body, rt.kind)
+            else:
+                raise errors.unsupported_media_type(
+                    "application/json-patch+json, application/merge-patch+json, "
+                    "application/strategic-merge-patch+json"
+                )
+        except patch.PatchError as exc:
+            raise errors.StatusError(errors.status_failure(exc.code, "Invalid" if exc.code == 422 else "BadRequest",
+                                                           exc.message)) from None
+        if not isinstance(patched, dict):
+            raise errors.bad_request("patched object is not a JSON object")
+        patched.setdefault("metadata", {})
+        patched["metadata"]["name"] = name
+        if rt.namespaced:
+            patched["metadata"]["namespace"] = namespace
+        expect_rv = (body or {}).get("metadata", {}).get("resourceVersion") if isinstance(body, dict) else None
+        if subresource == "status":
+            new = copy.deepcopy(old)
+            new["status"] = patched.get("status") or {}
+            for k in ("labels", "annotations"):
+                new["metadata"].pop(k, None)
+                if patched["metadata"].get(k):
+                    new["metadata"][k] = patched["metadata"][k]
+            return self.store.update(rt.name, new, expect_rv=expect_rv, dry_run=dry_run,
+                                     conflict_resource=rt.group_resource)
+        new = self._prepare_update(rt, patched, old)
+        return self._commit_update(rt, new, old, expect_rv=expect_rv, dry_run=dry_run)
+
+    # -- delete --------------------------------------------------------------------------------------------------
+
+    def delete(self, rt: ResourceType, namespace: str, name: str, *, dry_run: bool = False,
+               preconditions: dict[str, Any] | None = None) -> dict[str, Any]:
+        """DELETE. An object with finalizers gets ``deletionTimestamp`` and stays until they are removed; others go
+        at once. Deleting a namespace deletes what it holds. Returns the object as last stored."""
+        old = self.get(rt, namespace, name)
+        pre = preconditions or {}
+        if pre.get("uid") and pre["uid"] != old["metadata"].get("uid"):
+            raise errors.conflict(rt.group_resource, name, f"Precondition failed: UID in precondition: {pre['uid']}, "
+                                  f"UID in object meta: {old['metadata'].get('uid')}")
+        if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(rt.group_resource, name, errors.OPTIMISTIC_LOCK_MESSAGE)
+        if old["metadata"].get("finalizers"):
+            if "deletionTimestamp" in old["metadata"]:
+                return old
+            new = copy.deepcopy(old)
+            new["metadata"]["deletionTimestamp"] = now_rfc3339()
+            new["metadata"]["deletionGracePeriodSeconds"] = 0
+            return self.store.update(rt.name, new, dry_run=dry_run)
+        if rt.name == "namespaces" and not dry_run:
+            for other in CORE_V1.values():
+                if other.namespaced:
+                    for obj in list(self.store.iter(other.name, name)):
+                        self.store.delete(other.name, name, obj["metadata"]["name"])
+        return self.store.delete(rt.name, namespace, name, dry_run=dry_run)
+
+    # -- binding -------------------------------------------------------------------------------------------------
+
+    def bind(self, namespace: str, url_name: str | None, body: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """POST pods/{name}/binding (``url_name``) or the legacy ``bindings`` endpoint (``url_name`` None).
+
+        Runs kube-apiserver's checks in order (reference §1.3): namespace (400), name (400), ValidatePodBinding
+        (500, empty reason), missing pod (404 on ``pods``), uid/resourceVersion preconditions (409 on ``pods``),
+        then deleting / already assigned / gated (409 on ``pods/binding``). On success sets ``spec.nodeName``,
+        replaces the PodScheduled condition, merges annotations, creates no Event, and returns the 201 Status.
+        """
+        body = copy.deepcopy(body)
+        api_version = body.get("apiVersion")
+        if api_version and api_version != "v1":
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version (v1)"
+            )
+        if body.get("kind") and body["kind"] != "Binding":
+            raise errors.bad_request(f"not a Binding object: {body['kind']}")
+        self._ensure_namespace(CORE_V1["pods"], body, namespace)
+        meta = body["metadata"]
+        name = meta.get("name") or ""
+        if url_name is not None and url_name != name:
+            raise errors.bad_request(BINDING_NAME_MISMATCH)
+        target = body.get("target") or {}
+        if not isinstance(target, dict):
+            target = {}
+        problems = []
+        if target.get("kind") and target["kind"] != "Node":
+            problems.append(f'target.kind: Unsupported value: "{target["kind"]}": supported values: "Node", "<empty>"')
+        if not target.get("name"):
+            problems.append("target.name: Required value")
+        if problems:
+            raise errors.unknown(problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]")
+        pod = self.store.get("pods", namespace, name)
+        if pod is None:
+            raise errors.not_found("pods", name)
+        key = f"/registry/pods/{namespace}/{name}"
+        for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+            want, have = meta.get(field), pod["metadata"].get(field)
+            if want and want != have:
+                raise errors.conflict("pods", name, f"StorageError: invalid object, Code: 4, Key: {key}, "
+                                      f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
+                                      f"{label} in precondition: {want}, {label} in object meta: {have}")
+        node = target["name"]
+        if "deletionTimestamp" in pod["metadata"]:
+            raise errors.conflict("pods/binding", name, f"pod {name} is being deleted, cannot be assigned to a host")
+        assigned = (pod.get("spec") or {}).get("nodeName")
+        if assigned:
+            raise errors.conflict("pods/binding", name, f'pod {name} is already assigned to node "{assigned}"')
+        if (pod.get("spec") or {}).get("schedulingGates"):
+            raise errors.conflict("pods/binding", name, f"pod {name} has non-empty .spec.schedulingGates")
+        new = copy.deepcopy(pod)
+        new["spec"]["nodeName"] = node
+        if meta.get("annotations"):
+            new["metadata"].setdefault("annotations", {}).update(meta["annotations"])
+        status = new.setdefault("status", {})
+        scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                     "lastTransitionTime": now_rfc3339()}
+        conditions = status.get("conditions") or []
+        for i, cond in enumerate(conditions):
+            if cond.get("type") == "PodScheduled":
+                if cond.get("status") == "True":
+                    scheduled["lastTransitionTime"] = cond.get("lastTransitionTime")
+                conditions[i] = scheduled
+                break
+        else:
+            conditions.append(scheduled)
+        status["conditions"] = conditions
+        self.store.update("pods", new, dry_run=dry_run)
+        return dict(BINDING_SUCCESS)

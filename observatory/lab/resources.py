@@ -1,0 +1,141 @@
+"""The resource types the lab serves, and the discovery documents built from them.
+
+Names, kinds, verbs, shortNames, categories and storageVersionHash values are those of real kube-apiserver
+``/api/v1`` discovery (reference §6, v1.31 ``-v=9`` captures). Documents are plain dicts in upstream field order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from observatory import __version__
+
+CRUD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One served resource: ``name`` is the plural URL segment (``pods``), ``kind`` the object kind (``Pod``)."""
+
+    name: str
+    singular: str
+    kind: str
+    namespaced: bool
+    verbs: tuple[str, ...] = CRUD_VERBS
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    storage_version_hash: str = ""
+    group: str = ""
+    version: str = "v1"
+    subresources: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    """subresource name -> (kind, verbs), e.g. ``{"status": ("Pod", ("get", "patch", "update"))}``."""
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def group_resource(self) -> str:
+        """``GroupResource.String()``: ``pods`` for the core group, ``leases.coordination.k8s.io`` otherwise."""
+        return f"{self.name}.{self.group}" if self.group else self.name
+
+    def discovery_entries(self) -> list[dict[str, Any]]:
+        """This resource's APIResource entries, the resource first and then its subresources by name."""
+        entry: dict[str, Any] = {
+            "name": self.name,
+            "singularName": self.singular,
+            "namespaced": self.namespaced,
+            "kind": self.kind,
+            "verbs": list(self.verbs),
+        }
+        if self.short_names:
+            entry["shortNames"] = list(self.short_names)
+        if self.categories:
+            entry["categories"] = list(self.categories)
+        if self.storage_version_hash:
+            entry["storageVersionHash"] = self.storage_version_hash
+        out = [entry]
+        for sub, (kind, verbs) in sorted(self.subresources.items()):
+            out.append(
+                {"name": f"{self.name}/{sub}", "singularName": "", "namespaced": self.namespaced, "kind": kind,
+                 "verbs": list(verbs)}
+            )
+        return out
+
+
+_STATUS = ("get", "patch", "update")
+
+CORE_V1: dict[str, ResourceType] = {
+    r.name: r
+    for r in (
+        ResourceType(
+            "pods", "pod", "Pod", True, short_names=("po",), categories=("all",),
+            storage_version_hash="xPOwRZ+Yhw8=",
+            subresources={"binding": ("Binding", ("create",)), "status": ("Pod", _STATUS)},
+        ),
+        ResourceType("nodes", "node", "Node", False, short_names=("no",), storage_version_hash="XwShjMxG9Fs=",
+                     subresources={"status": ("Node", _STATUS)}),
+        ResourceType(
+            "namespaces", "namespace", "Namespace", False,
+            verbs=("create", "delete", "get", "list", "patch", "update", "watch"), short_names=("ns",),
+            storage_version_hash="Q3oi5N2YM8M=", subresources={"status": ("Namespace", _STATUS)},
+        ),
+        ResourceType("events", "event", "Event", True, short_names=("ev",), storage_version_hash="r2yiGXH7wu8="),
+    )
+}
+
+LEGACY_BINDINGS = {"name": "bindings", "singularName": "binding", "namespaced": True, "kind": "Binding",
+                   "verbs": ["create"]}
+"""The deprecated namespaced ``bindings`` endpoint (``LegacyBindingREST``)."""
+
+
+def api_resource_list() -> dict[str, Any]:
+    """``GET /api/v1``: APIResourceList, which on real servers has no ``apiVersion`` key."""
+    entries = [LEGACY_BINDINGS]
+    for r in CORE_V1.values():
+        entries.extend(r.discovery_entries())
+    entries.sort(key=lambda e: e["name"])
+    return {"kind": "APIResourceList", "groupVersion": "v1", "resources": entries}
+
+
+def api_versions(server_address: str) -> dict[str, Any]:
+    """``GET /api``: APIVersions (``serverAddressByClientCIDRs`` has no omitempty upstream)."""
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    }
+
+
+def api_group_list() -> dict[str, Any]:
+    """``GET /apis``: APIGroupList. client-go requires this path to answer (reference §6)."""
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": []}
+
+
+LAB_KUBERNETES_VERSION = ("1", "34", "v1.34.1")
+"""The kube-apiserver release whose behaviour and wording the lab pins (reference §4.3a)."""
+
+
+def version_info() -> dict[str, Any]:
+    """``GET /version``: ``version.Info`` of the pinned release; ``gitCommit`` names observatory's version."""
+    major, minor, git = LAB_KUBERNETES_VERSION
+    return {
+        "major": major,
+        "minor": minor,
+        "emulationMajor": major,
+        "emulationMinor": minor,
+        "minCompatibilityMajor": major,
+        "minCompatibilityMinor": str(int(minor) - 1),
+        "gitVersion": git,
+        "gitCommit": f"observatory-lab-{__version__}",
+        "gitTreeState": "clean",
+        "buildDate": "2025-09-09T19:44:50Z",
+        "goVersion": "go1.24.6",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    }

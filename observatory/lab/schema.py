@@ -1,0 +1,165 @@
+"""The core/v1 object schema, derived from kubernetes_asyncio's generated models, and strict field validation.
+
+Each ``kubernetes_asyncio.client.models`` class has ``openapi_types`` (python attr -> type string such as
+``'V1ObjectMeta'``, ``'list[V1Container]'``, ``'dict(str, str)'``, ``'str'``, ``'int'``, ``'bool'``,
+``'datetime'``, ``'object'``) and ``attribute_map`` (python attr -> JSON name). From these this module answers:
+
+* :func:`unknown_fields` - the JSON paths a strict decoder rejects, formatted as kube-apiserver does via
+  sigs.k8s.io/json (``spec.foo``, ``spec.containers[0].imagee``, ``metadata.labelz``), in document order;
+* :func:`strict_decoding_message` - the 400 BadRequest message for ``fieldValidation=Strict`` on create/update,
+  from apiserver ``pkg/endpoints/handlers/rest.go`` ``transformDecodeError`` around apimachinery
+  ``runtime.strictDecodingError`` (``strict decoding error: `` + errors joined by ``, ``);
+* :func:`warning_texts` - the ``Warning`` header texts for ``fieldValidation=Warn``
+  (apiserver ``handlers/create.go`` ``addStrictDecodingWarnings``).
+
+The tables are built lazily on first use and cached. ``openapi.py`` reuses :func:`model_fields`,
+:func:`closure` and :func:`definition_name` to publish the same schema as OpenAPI v3.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+__all__ = [
+    "KIND_MODELS",
+    "closure",
+    "definition_name",
+    "model_fields",
+    "strict_decoding_message",
+    "unknown_fields",
+    "warning_texts",
+]
+
+# Kinds the lab accepts as request bodies -> generated model class.
+KIND_MODELS: dict[str, str] = {
+    "Pod": "V1Pod",
+    "Node": "V1Node",
+    "Namespace": "V1Namespace",
+    "Event": "CoreV1Event",
+    "Binding": "V1Binding",
+}
+
+# Generated classes that live in apimachinery meta/v1 rather than k8s.io/api core/v1.
+_META_V1 = frozenset({
+    "V1ObjectMeta", "V1ListMeta", "V1OwnerReference", "V1ManagedFieldsEntry", "V1LabelSelector",
+    "V1LabelSelectorRequirement", "V1ShardInfo", "V1DeleteOptions", "V1Preconditions", "V1Status",
+    "V1StatusDetails", "V1StatusCause", "V1WatchEvent",
+})
+
+_MODEL_RE = re.compile(r"^(?:V1|CoreV1)[A-Za-z0-9]+$")
+
+
+@functools.lru_cache(maxsize=1)
+def _models() -> Any:
+    from kubernetes_asyncio.client import models  # heavy import (~0.7 s): only on first use
+
+    return models
+
+
+def definition_name(class_name: str) -> str:
+    """The upstream OpenAPI definition name of a generated class.
+
+    ``V1Pod`` -> ``io.k8s.api.core.v1.Pod``; ``CoreV1Event`` -> ``io.k8s.api.core.v1.Event``;
+    ``V1ObjectMeta`` -> ``io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta``.
+    """
+    if class_name.startswith("CoreV1"):
+        return "io.k8s.api.core.v1." + class_name[len("CoreV1"):]
+    if class_name in _META_V1:
+        return "io.k8s.apimachinery.pkg.apis.meta.v1." + class_name[2:]
+    if class_name.startswith("V1"):
+        return "io.k8s.api.core.v1." + class_name[2:]
+    raise ValueError(f"not a core/v1 or meta/v1 model: {class_name}")
+
+
+@functools.lru_cache(maxsize=None)
+def model_fields(class_name: str) -> dict[str, tuple[str, str]]:
+    """``{json_name: (type_string, python_attr)}`` for a generated model class, in the model's field order."""
+    cls = getattr(_models(), class_name)
+    return {cls.attribute_map[attr]: (t, attr) for attr, t in cls.openapi_types.items()}
+
+
+def referenced_models(type_string: str) -> list[str]:
+    """Model class names inside a type string (``'list[V1Container]'`` -> ``['V1Container']``)."""
+    return [t for t in re.findall(r"[A-Za-z0-9]+", type_string) if _MODEL_RE.match(t) and hasattr(_models(), t)]
+
+
+@functools.lru_cache(maxsize=None)
+def closure(roots: tuple[str, ...]) -> tuple[str, ...]:
+    """Every model class reachable from ``roots`` (roots first, then discovery order)."""
+    seen: dict[str, None] = {}
+    stack = list(roots)
+    while stack:
+        name = stack.pop(0)
+        if name in seen:
+            continue
+        seen[name] = None
+        for type_string, _attr in model_fields(name).values():
+            stack.extend(referenced_models(type_string))
+    return tuple(seen)
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _walk_type(type_string: str, value: Any, path: str, out: list[str]) -> None:
+    if type_string.startswith("list[") and type_string.endswith("]"):
+        if isinstance(value, list):
+            inner = type_string[5:-1]
+            for i, item in enumerate(value):
+                _walk_type(inner, item, f"{path}[{i}]", out)
+        return
+    if type_string.startswith("dict("):
+        return  # map values: every core/v1 map here is map[string]string or map[string]Quantity
+    if _MODEL_RE.match(type_string) and hasattr(_models(), type_string):
+        _walk_model(type_string, value, path, out)
+    # 'str', 'int', 'bool', 'datetime', 'object' (IntOrString, FieldsV1, RawExtension): nothing to check
+
+
+def _walk_model(class_name: str, value: Any, path: str, out: list[str]) -> None:
+    if not isinstance(value, dict):
+        return  # a type error, not an unknown field; the strict decoder reports it differently
+    fields = model_fields(class_name)
+    for key, sub in value.items():
+        known = fields.get(key)
+        if known is None:
+            out.append(_join(path, key))
+        else:
+            _walk_type(known[0], sub, _join(path, key), out)
+
+
+def unknown_fields(kind: str, obj: dict) -> list[str]:
+    """Paths of the fields of ``obj`` (a ``kind`` body) that the v1 schema does not know, in document order.
+
+    Top-level ``kind``/``apiVersion`` are known (TypeMeta); ``object``-typed fields and map values accept
+    anything; a non-object where an object is expected is not reported. Unknown subtrees are reported once, by
+    their own path. ``kind`` is one of :data:`KIND_MODELS` (KeyError otherwise).
+    """
+    out: list[str] = []
+    _walk_model(KIND_MODELS[kind], obj, "", out)
+    return out
+
+
+def _errors(paths: list[str]) -> list[str]:
+    return [f'unknown field "{p}"' for p in paths]
+
+
+def strict_decoding_message(kind: str, paths: list[str], version: str = "v1") -> str:
+    """The kube-apiserver BadRequest message for a create/update body with unknown fields under Strict.
+
+    ``Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.foo",
+    unknown field "spec.bar"`` (status 400, reason BadRequest). ``kind`` is the body's kind, which for the
+    endpoints the lab serves is also the kind decoded into.
+    """
+    return (f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding error: '
+            + ", ".join(_errors(paths)))
+
+
+def warning_texts(paths: list[str]) -> list[str]:
+    """One warning text per unknown field for ``fieldValidation=Warn``: ``unknown field "spec.foo"``.
+
+    The server sends each as a ``Warning: 299 - "<text>"`` header; kubectl prints ``Warning: <text>``.
+    """
+    return _errors(paths)

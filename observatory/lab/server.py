@@ -1,0 +1,187 @@
+"""Running the lab: load a scenario or saved state, listen, write the kubeconfig, save state, stop cleanly.
+
+:class:`LabServer` is used by ``observatory lab serve`` and, in-process, by the TUI and the tests. It listens on
+127.0.0.1 by default. On any other address it serves HTTPS with a generated CA and demands a generated bearer token,
+both written into the kubeconfig, so kubectl and kubernetes-asyncio connect with verification on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from observatory.lab import errors, kubeconfig, scenarios, security
+from observatory.lab.api import LabContext, build_app
+from observatory.lab.registry import Registry
+from observatory.lab.resources import CORE_V1
+from observatory.lab.store import Change, Store, now_rfc3339
+from observatory.settings import LabSettings
+
+log = logging.getLogger(__name__)
+
+KIND_TO_RESOURCE = {rt.kind: rt for rt in CORE_V1.values()}
+
+
+class LabError(Exception):
+    """A lab that cannot start: a bad scenario or state file, a taken port. The message is one readable sentence."""
+
+
+def apply_manifests(registry: Registry, manifests: list[dict[str, Any]], source: str) -> None:
+    """Create each manifest through the registry, as ``kubectl create`` would; node status is kept as given.
+
+    Raises LabError naming ``source`` and the document when the API refuses one.
+    """
+    for index, manifest in enumerate(manifests, start=1):
+        rt = KIND_TO_RESOURCE.get(manifest.get("kind", ""))
+        name = (manifest.get("metadata") or {}).get("name", "?")
+        if rt is None or manifest.get("apiVersion") != rt.api_version:
+            raise LabError(f"{source}: document {index} ({manifest.get('kind')} {name}): the lab does not serve "
+                           f"apiVersion {manifest.get('apiVersion')!r} kind {manifest.get('kind')!r}")
+        namespace = (manifest.get("metadata") or {}).get("namespace", "default") if rt.namespaced else ""
+        try:
+            created = registry.create(rt, namespace, manifest)
+            if rt.name == "nodes" and manifest.get("status"):
+                status = _stamp_times(manifest["status"])
+                registry.update_status(rt, "", created["metadata"]["name"], {"metadata": {}, "status": status})
+        except errors.StatusError as exc:
+            raise LabError(f"{source}: document {index} ({manifest.get('kind')} {name}): {exc.message}") from None
+
+
+def _stamp_times(status: dict[str, Any]) -> dict[str, Any]:
+    """Node conditions get the current time where a scenario leaves the heartbeat/transition times out."""
+    now = now_rfc3339()
+    conditions = []
+    for cond in status.get("conditions") or []:
+        cond = dict(cond)
+        for key in ("lastHeartbeatTime", "lastTransitionTime"):
+            if not cond.get(key):
+                cond[key] = now
+        conditions.append(cond)
+    return {**status, "conditions": conditions} if conditions else dict(status)
+
+
+class LabServer:
+    """One running lab. ``await start()``, read :attr:`url` and :attr:`kubeconfig_path`, ``await stop()``."""
+
+    def __init__(
+        self,
+        settings: LabSettings | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        scenario: str = "pair",
+        state_path: Path | None = None,
+        kubeconfig_path: Path | None = None,
+    ) -> None:
+        self.settings = settings or LabSettings()
+        self.host = host
+        self.port = port
+        self.scenario = scenario
+        self.state_path = state_path
+        self.kubeconfig_path = kubeconfig_path or kubeconfig.default_kubeconfig_path()
+        self.store = Store(self.settings.history_size, self.settings.watch_queue_limit)
+        self.registry = Registry(self.store)
+        self.url = ""
+        self.token: str | None = None
+        self.ca_pem: bytes | None = None
+        self._runner: web.AppRunner | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._dirty = False
+
+    def load(self) -> None:
+        """Fill the store from ``state_path`` when it exists, otherwise from the scenario. Raises LabError."""
+        if self.state_path is not None and self.state_path.exists():
+            try:
+                snap = json.loads(self.state_path.read_text())
+                self.store.restore(snap)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise LabError(f"{self.state_path}: not a lab state file this version can read ({exc})") from None
+            return
+        try:
+            manifests = scenarios.load_scenario(self.scenario)
+        except scenarios.ScenarioError as exc:
+            raise LabError(str(exc)) from None
+        apply_manifests(self.registry, manifests, f"scenario {self.scenario}")
+
+    async def start(self) -> None:
+        """Load, listen and write the kubeconfig. Raises LabError when the address cannot be used."""
+        self.load()
+        self.store.listeners.append(self._mark_dirty)
+        ssl_context = None
+        loopback = security.is_loopback(self.host)
+        if not loopback:
+            hosts = security.advertised_hosts(self.host)
+            tls = security.make_tls(hosts, self.kubeconfig_path.parent / "pki")
+            ssl_context = tls.ssl_context()
+            self.ca_pem = tls.ca_pem
+            self.token = security.generate_token()
+        try:
+            sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+        except OSError as exc:
+            raise LabError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
+        port = sock.getsockname()[1]
+        advertised = self.host if loopback or self.host not in ("0.0.0.0", "::") else security.advertised_hosts(self.host)[0]
+        scheme = "https" if ssl_context else "http"
+        host_part = f"[{advertised}]" if ":" in advertised else advertised
+        self.url = f"{scheme}://{host_part}:{port}"
+        context = LabContext(self.store, self.registry, self.settings, self.token, f"{host_part}:{port}")
+        self._runner = web.AppRunner(build_app(context), access_log=None, shutdown_timeout=1.0,
+                                     handler_cancellation=True)
+        await self._runner.setup()
+        await web.SockSite(self._runner, sock, ssl_context=ssl_context).start()
+        kubeconfig.write_kubeconfig(self.kubeconfig_path, self.url, ca_pem=self.ca_pem, token=self.token)
+        if self.state_path is not None:
+            self._tasks.append(asyncio.create_task(self._save_periodically()))
+
+    def _mark_dirty(self, change: Change) -> None:
+        self._dirty = True
+
+    def save_state(self) -> None:
+        """Write the store to ``state_path`` atomically (temp file in the same folder, then rename)."""
+        if self.state_path is None:
+            return
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.state_path.parent, prefix=".lab-state-")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                json.dump(self.store.snapshot(), fh, separators=(",", ":"))
+            os.replace(tmp, self.state_path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        self._dirty = False
+
+    async def _save_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.state_save_interval)
+            if self._dirty:
+                try:
+                    self.save_state()
+                except OSError as exc:
+                    log.warning("could not save lab state to %s: %s", self.state_path, exc)
+
+    async def stop(self) -> None:
+        """End every watch, stop listening and save the state."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        self.store.close_all_watches()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self.save_state()

@@ -1,0 +1,1 @@
+"""Pure scheduling framework: filter and score plugins, FitError text, FailedScheduling parsing."""

@@ -1,0 +1,1 @@
+"""The Textual app: panes, screens and widgets. Never imports kubernetes_asyncio."""

@@ -1,0 +1,44 @@
+"""Shared fixtures: an in-process lab on a random loopback port, and the kubectl binary (required, never skipped)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+
+from observatory.lab.server import LabServer
+from observatory.settings import LabSettings
+
+
+@pytest.fixture
+def kubectl() -> str:
+    """kubectl's path. Missing kubectl fails the test: CI must never pass without the reference client."""
+    path = shutil.which("kubectl")
+    if path is None:
+        pytest.fail("kubectl is not on PATH; the lab's kubectl tests require it")
+    return path
+
+
+@pytest.fixture
+def lab_settings() -> LabSettings:
+    return LabSettings(bookmark_interval=0.2)
+
+
+@pytest.fixture
+async def lab(tmp_path, lab_settings) -> AsyncIterator[LabServer]:
+    """A running lab with the ``manual-binding`` scenario (pair + ``sched-lab/manual``)."""
+    server = LabServer(lab_settings, scenario="manual-binding", kubeconfig_path=tmp_path / "kubeconfig")
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+async def http(lab) -> AsyncIterator[aiohttp.ClientSession]:
+    """A plain HTTP client for the lab, for tests that compare status codes and exact bytes."""
+    async with aiohttp.ClientSession(base_url=lab.url) as session:
+        yield session
