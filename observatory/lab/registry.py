@@ -249,27 +249,23 @@ class Registry:
         """PATCH with JSON patch, merge patch or strategic merge patch (reference §2; apiserver ``patch.go``)."""
         old = self.get(rt, namespace, name)
         current = {"kind": rt.kind, "apiVersion": rt.api_version, **old}
+        appliers = {
+            "application/json-patch+json": patch.json_patch,
+            "application/merge-patch+json": patch.json_merge_patch,
+            "application/strategic-merge-patch+json": lambda target, body: patch.strategic_merge_patch(
+                target, body, rt.kind),
+        }
+        apply = appliers.get(content_type)
+        if apply is None:
+            raise errors.unsupported_media_type(", ".join(appliers))
         try:
-            body = json.loads(raw) if raw else None
-        except ValueError as exc:
-            raise errors.bad_request(f"error decoding patch: {exc}") from None
-        try:
-            if content_type == "application/json-patch+json":
-                patched = patch.json_patch(current, body)
-            elif content_type == "application/merge-patch+json":
-                patched = patch.json_merge_patch(current, body)
-            elif content_type == "application/strategic-merge-patch+json":
-                if not isinstance(body, dict):
-                    raise errors.bad_request("patch body must be a JSON object")
-                patched = patch.strategic_merge_patch(current, body, rt.kind)
-            else:
-                raise errors.unsupported_media_type(
-                    "application/json-patch+json, application/merge-patch+json, "
-                    "application/strategic-merge-patch+json"
-                )
+            patched = apply(current, raw)
         except patch.PatchError as exc:
-            raise errors.StatusError(errors.status_failure(exc.code, "Invalid" if exc.code == 422 else "BadRequest",
-                                                           exc.message)) from None
+            raise exc.status_error() from None
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
         if not isinstance(patched, dict):
             raise errors.bad_request("patched object is not a JSON object")
         patched.setdefault("metadata", {})

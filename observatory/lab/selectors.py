@@ -207,7 +207,8 @@ FIELD_SETS: dict[str, tuple[Callable[[Mapping[str, Any]], dict[str, str]], froze
 _NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _VALUE_FMT = f"({_NAME_FMT})?"
 _DNS1123_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_NAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+             "character")
 
 
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:
