@@ -99,3 +99,27 @@ async def test_binding_with_preload_content_false_returns_the_exact_bytes(lab):
             'Operation cannot be fulfilled on pods/binding "manual": pod manual is already assigned to node '
             '"pair-worker"'
         )
+
+
+async def test_non_loopback_lab_over_tls_with_verification_and_token(tmp_path):
+    lab = LabServer(LabSettings(), host="0.0.0.0", scenario="pair", kubeconfig_path=tmp_path / "kc")
+    await lab.start()
+    try:
+        assert lab.url.startswith("https://") and lab.token
+        cfg = client.Configuration()
+        await config.load_kube_config(config_file=str(lab.kubeconfig_path), client_configuration=cfg)
+        assert cfg.verify_ssl and cfg.ssl_ca_cert
+        cfg.host = "https://127.0.0.1:" + lab.url.rsplit(":", 1)[1]  # loopback only; the certificate names it
+        async with client.ApiClient(cfg) as api:
+            nodes = await client.CoreV1Api(api).list_node()
+            assert [n.metadata.name for n in nodes.items] == ["pair-control-plane", "pair-worker"]
+        cfg.api_key = {"BearerToken": "Bearer wrong"}
+        async with client.ApiClient(cfg) as api:
+            with pytest.raises(ApiException) as exc:
+                await client.CoreV1Api(api).list_node()
+        assert exc.value.status == 401
+        assert json.loads(exc.value.body) == {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                              "status": "Failure", "message": "Unauthorized",
+                                              "reason": "Unauthorized", "code": 401}
+    finally:
+        await lab.stop()
