@@ -13,12 +13,14 @@ import logging
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
 from aiohttp import web
+from multidict import CIMultiDict
 
-from observatory.lab import errors, openapi, printing, resources, schema
+from observatory.lab import errors, openapi, printing, protobuf, resources, schema
 from observatory.lab.encoding import go_json, with_kind
 from observatory.lab.registry import ListQuery, Registry, make_predicate, parse_query
 from observatory.lab.resources import CORE_V1, ResourceType
@@ -28,6 +30,7 @@ from observatory.settings import LabSettings
 log = logging.getLogger(__name__)
 
 JSON = "application/json"
+SUPPORTED_BODIES = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
 
 
 @dataclass
@@ -44,7 +47,7 @@ class LabContext:
 CONTEXT_KEY = web.AppKey("lab", LabContext)
 
 
-def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+def json_response(obj: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> web.Response:
     return web.Response(body=go_json(obj), status=status, content_type=JSON, headers=headers)
 
 
@@ -130,7 +133,16 @@ async def _read_body(request: web.Request, rt_kind: str) -> dict[str, Any]:
         raise errors.bad_request("the body of the request was empty")
     ctype = request.content_type
     try:
-        body = yaml.safe_load(raw) if ctype in ("application/yaml", "application/x-yaml") else json.loads(raw)
+        if ctype == protobuf.CONTENT_TYPE:
+            body = protobuf.decode(raw)
+        elif ctype in ("application/yaml", "application/x-yaml"):
+            body = yaml.safe_load(raw)
+        elif ctype in ("application/json", "application/octet-stream", ""):
+            body = json.loads(raw)
+        else:
+            raise errors.unsupported_media_type(SUPPORTED_BODIES)
+    except protobuf.ProtobufError as exc:
+        raise errors.unsupported_media_type(f"{SUPPORTED_BODIES} ({exc})") from None
     except (ValueError, yaml.YAMLError) as exc:
         raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
     if not isinstance(body, dict):
@@ -140,23 +152,26 @@ async def _read_body(request: web.Request, rt_kind: str) -> dict[str, Any]:
     return body
 
 
-def _field_validation(request: web.Request, kind: str, body: dict[str, Any]) -> dict[str, str]:
+def _field_validation(request: web.Request, kind: str, body: dict[str, Any]) -> CIMultiDict[str]:
     """``fieldValidation``: Strict rejects unknown fields (400), Warn answers with Warning headers, Ignore ignores."""
     mode = request.query.get("fieldValidation", "")
     if mode not in ("", "Ignore", "Warn", "Strict"):
         raise errors.bad_request(f"fieldValidation parameter unsupported: {mode}")
+    headers: CIMultiDict[str] = CIMultiDict()
     if mode not in ("Warn", "Strict"):
-        return {}
+        return headers
     unknown = schema.unknown_fields(kind, body)
-    if not unknown:
-        return {}
-    if mode == "Strict":
+    if unknown and mode == "Strict":
         raise errors.bad_request(schema.strict_decoding_message(kind, unknown))
-    return {"Warning": ", ".join(f'299 - "{w}"' for w in schema.warning_texts(unknown))}
+    for text in schema.warning_texts(unknown):
+        # One RFC 7234 Warning header per field, the text quoted with inner quotes escaped, as kube-apiserver sends.
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        headers.add("Warning", f'299 - "{escaped}"')
+    return headers
 
 
 def _object_response(rt: ResourceType, obj: dict[str, Any], status: int = 200, *, table: bool = False,
-                     include_object: str = "Metadata", headers: dict[str, str] | None = None) -> web.Response:
+                     include_object: str = "Metadata", headers: Mapping[str, str] | None = None) -> web.Response:
     if table:
         return json_response(
             printing.table(rt.name, [obj], datetime.now(UTC), resource_version=obj["metadata"].get("resourceVersion", ""),

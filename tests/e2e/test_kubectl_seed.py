@@ -168,12 +168,14 @@ def test_get_nodes_and_describe_node(lab):
 
 def test_label_taint_and_cordon_patch_the_node(lab):
     assert lab.sh("kubectl label node pair-worker disktype=ssd").stdout == "node/pair-worker labeled\n"
+    assert lab.sh("kubectl annotate node pair-worker lesson=taints").stdout == "node/pair-worker annotated\n"
     assert lab.sh("kubectl taint node pair-worker dedicated=class:NoSchedule").stdout == "node/pair-worker tainted\n"
     assert lab.sh("kubectl cordon pair-worker").stdout == "node/pair-worker cordoned\n"
     status = lab.sh("kubectl get node pair-worker")
     assert status.stdout.splitlines()[1].split()[1] == "Ready,SchedulingDisabled"
-    taints = lab.sh("kubectl get node pair-worker -o jsonpath='{.spec.taints[*].key} {.metadata.labels.disktype}'")
-    assert taints.stdout == "dedicated ssd"
+    taints = lab.sh("kubectl get node pair-worker -o jsonpath="
+                    "'{.spec.taints[*].key} {.metadata.labels.disktype} {.metadata.annotations.lesson}'")
+    assert taints.stdout == "dedicated ssd taints"
     assert lab.sh("kubectl taint node pair-worker dedicated-").stdout == "node/pair-worker untainted\n"
     assert lab.sh("kubectl uncordon pair-worker").stdout == "node/pair-worker uncordoned\n"
 
@@ -194,9 +196,28 @@ def test_strict_validation_rejects_an_unknown_field(lab):
     assert 'unknown field "spec.nodeNmae"' in result.stderr
 
 
+def test_warn_validation_creates_and_prints_one_warning_per_field(lab):
+    bad = MANUAL_POD.replace("  schedulerName: nobody-at-all\n", "  schedulerName: nobody-at-all\n  nodeNmae: x\n  foo: 1\n")
+    result = lab.sh("kubectl -n sched-lab create --validate=warn -f -", stdin=bad)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "pod/manual created\n"
+    assert result.stderr.splitlines() == ['Warning: unknown field "spec.foo"', 'Warning: unknown field "spec.nodeNmae"']
+
+
 def test_lab_stops_cleanly_on_sigterm(tmp_path, kubectl):
     lab = start_lab(tmp_path)
     time.sleep(0.2)
     lab.proc.send_signal(signal.SIGTERM)
     assert lab.proc.wait(timeout=10) == 0
     assert "Traceback" not in lab.proc.stderr.read()
+
+
+def test_create_namespace_sends_protobuf_and_works(lab):
+    created = lab.sh("kubectl create namespace demo")
+    assert (created.returncode, created.stdout) == (0, "namespace/demo created\n"), created.stderr
+    labels = lab.sh("kubectl get ns demo -o jsonpath='{.metadata.labels}'")
+    assert labels.stdout == '{"kubernetes.io/metadata.name":"demo"}'
+    assert lab.sh("kubectl -n demo run x --image=nginx --restart=Never").returncode == 0
+    assert lab.sh("kubectl delete namespace demo").returncode == 0
+    # After a 404, kubectl 1.32 looks the namespace up itself and reports that instead.
+    assert lab.sh("kubectl -n demo get pod x").stderr == 'Error from server (NotFound): namespaces "demo" not found\n'

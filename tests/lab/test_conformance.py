@@ -257,3 +257,22 @@ async def test_pod_field_selectors_find_the_unbound_pod(http, selector):
         assert resp.status == 200
         names = [p["metadata"]["name"] for p in (await resp.json())["items"]]
     assert names == ["manual"]
+
+
+async def test_discovery_lists_binding_status_and_short_names(http):
+    async with http.get("/api/v1") as resp:
+        body = await resp.json()
+    assert body["kind"] == "APIResourceList" and "apiVersion" not in body
+    entries = {r["name"]: r for r in body["resources"]}
+    assert entries["pods/binding"] == {"name": "pods/binding", "singularName": "", "namespaced": True,
+                                       "kind": "Binding", "verbs": ["create"]}
+    assert entries["bindings"] == {"name": "bindings", "singularName": "binding", "namespaced": True,
+                                   "kind": "Binding", "verbs": ["create"]}
+    assert entries["pods/status"]["verbs"] == ["get", "patch", "update"]
+    assert entries["pods"] == {"name": "pods", "singularName": "pod", "namespaced": True, "kind": "Pod",
+                               "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update",
+                                         "watch"],
+                               "shortNames": ["po"], "categories": ["all"], "storageVersionHash": "xPOwRZ+Yhw8="}
+    assert [entries[n]["shortNames"] for n in ("nodes", "namespaces", "events")] == [["no"], ["ns"], ["ev"]]
+    async with http.get("/apis") as resp:
+        assert (await resp.json())["kind"] == "APIGroupList"

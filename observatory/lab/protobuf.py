@@ -1,0 +1,104 @@
+"""Decoding the few Kubernetes protobuf request bodies kubectl sends to the lab.
+
+kubectl's typed clients (``kubectl create namespace``, for one) POST ``application/vnd.kubernetes.protobuf``. The
+body is apimachinery's envelope (``pkg/runtime/serializer/protobuf/protobuf.go``): the 4-byte magic ``k8s\\x00``,
+then a ``runtime.Unknown`` message {1: typeMeta {1: apiVersion, 2: kind}, 2: raw, 3: contentEncoding,
+4: contentType} whose ``raw`` is the object's own message. Field numbers come from k8s.io/api ``core/v1`` and
+apimachinery ``meta/v1`` ``generated.proto``.
+
+Only kinds whose messages are listed in :data:`MESSAGES` decode; anything else raises :class:`ProtobufError`, and the
+API answers 415 as for any unsupported body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAGIC = b"k8s\x00"
+CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
+
+
+class ProtobufError(ValueError):
+    """The body is not a protobuf envelope of a kind this decoder knows."""
+
+
+# message name -> {field number: (json name, type)}; type is "string", "int", "bool", a message name,
+# "map" (map<string,string>), or "[...]" for repeated.
+MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
+    "ObjectMeta": {
+        1: ("name", "string"), 2: ("generateName", "string"), 3: ("namespace", "string"),
+        11: ("labels", "map"), 12: ("annotations", "map"), 14: ("finalizers", "[string]"),
+    },
+    "Namespace": {1: ("metadata", "ObjectMeta"), 2: ("spec", "NamespaceSpec")},
+    "NamespaceSpec": {1: ("finalizers", "[string]")},
+}
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise ProtobufError("truncated varint")
+        byte = buf[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+
+
+def _fields(buf: bytes) -> list[tuple[int, int | bytes]]:
+    """(field number, value) pairs: ints for varints, bytes for length-delimited; fixed widths are skipped."""
+    out: list[tuple[int, int | bytes]] = []
+    pos = 0
+    while pos < len(buf):
+        key, pos = _varint(buf, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+            out.append((number, value))
+        elif wire == 2:
+            length, pos = _varint(buf, pos)
+            if pos + length > len(buf):
+                raise ProtobufError("truncated field")
+            out.append((number, buf[pos:pos + length]))
+            pos += length
+        elif wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+        else:
+            raise ProtobufError(f"unsupported wire type {wire}")
+    return out
+
+
+def _message(buf: bytes, name: str) -> dict[str, Any]:
+    schema = MESSAGES[name]
+    obj: dict[str, Any] = {}
+    for number, value in _fields(buf):
+        if number not in schema:
+            continue
+        key, typ = schema[number]
+        if typ == "map":
+            entry = dict(_fields(value))  # type: ignore[arg-type]
+            obj.setdefault(key, {})[entry.get(1, b"").decode()] = entry.get(2, b"").decode()
+        elif typ.startswith("["):
+            obj.setdefault(key, []).append(value.decode() if isinstance(value, bytes) else value)
+        elif typ == "string":
+            obj[key] = value.decode() if isinstance(value, bytes) else str(value)
+        elif typ in ("int", "bool"):
+            obj[key] = bool(value) if typ == "bool" else value
+        else:
+            obj[key] = _message(value, typ)  # type: ignore[arg-type]
+    return obj
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    """The JSON-shaped object (with kind and apiVersion) inside a Kubernetes protobuf envelope."""
+    if not body.startswith(MAGIC):
+        raise ProtobufError("missing the k8s protobuf magic prefix")
+    unknown = dict(_fields(body[len(MAGIC):]))
+    type_meta = dict(_fields(unknown.get(1, b"")))  # type: ignore[arg-type]
+    api_version = type_meta.get(1, b"").decode()  # type: ignore[union-attr]
+    kind = type_meta.get(2, b"").decode()  # type: ignore[union-attr]
+    if kind not in MESSAGES:
+        raise ProtobufError(f"protobuf bodies of kind {kind or '<none>'} are not supported by the lab")
+    return {"kind": kind, "apiVersion": api_version, **_message(unknown.get(2, b""), kind)}  # type: ignore[arg-type]
