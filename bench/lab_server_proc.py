@@ -7,6 +7,8 @@ until ``stop``:
 ``cpu``
     CPU seconds this process has used (``time.process_time``), so the parent can charge each request's server
     CPU to it.
+``rv``
+    The store's current resourceVersion.
 ``mem``
     VmRSS / VmHWM from ``/proc/self/status``.
 ``stamp_start`` / ``stamp_stop``
@@ -163,6 +165,8 @@ async def serve(conn: Connection, pods: int, settings: dict[str, Any]) -> None:
             cmd = msg["cmd"]
             if cmd == "cpu":
                 conn.send(time.process_time())
+            elif cmd == "rv":
+                conn.send(lab.store.resource_version)
             elif cmd == "mem":
                 conn.send(proc_status())
             elif cmd == "stamp_start":

@@ -185,8 +185,36 @@ def _object_response(rt: ResourceType, obj: dict[str, Any], status: int = 200, *
 
 
 async def core_v1(request: web.Request) -> web.StreamResponse:
-    """Dispatch every ``/api/v1/...`` path the way go-restful's routes would."""
-    parts = [p for p in request.match_info["tail"].split("/") if p]
+    """``/api/v1/...``: the core group."""
+    return await _dispatch(request, CORE_V1, request.match_info["tail"])
+
+
+async def named_group(request: web.Request) -> web.StreamResponse:
+    """``/apis/<group>/<version>[/...]``: discovery of a named group version, or one of its resources."""
+    group_version = f"{request.match_info['group']}/{request.match_info['version']}"
+    table = resources.GROUP_VERSIONS.get(group_version)
+    if table is None:
+        raise errors.path_not_found()
+    tail = request.match_info.get("tail", "")
+    if not tail.strip("/"):
+        if request.method != "GET":
+            raise errors.method_not_allowed()
+        return json_response(resources.group_resource_list(group_version))
+    return await _dispatch(request, table, tail)
+
+
+async def get_group(request: web.Request) -> web.Response:
+    """``/apis/<group>``: APIGroup."""
+    group = request.match_info["group"]
+    for gv in resources.GROUP_VERSIONS:
+        if gv.split("/")[0] == group:
+            return json_response({"kind": "APIGroup", "apiVersion": "v1", **resources.api_group(gv)})
+    raise errors.path_not_found()
+
+
+async def _dispatch(request: web.Request, table: Mapping[str, ResourceType], tail: str) -> web.StreamResponse:
+    """Route a resource path the way go-restful's routes would: collection, object or subresource."""
+    parts = [p for p in tail.split("/") if p]
     namespace: str | None = None
     if len(parts) >= 3 and parts[0] == "namespaces":
         namespace, parts = parts[1], parts[2:]
@@ -197,13 +225,13 @@ async def core_v1(request: web.Request) -> web.StreamResponse:
     if len(parts) > 3:
         raise errors.path_not_found()
     lab = request.app[CONTEXT_KEY]
-    if namespace is not None and parts[0] == "bindings" and name is None:
+    if table is CORE_V1 and namespace is not None and parts[0] == "bindings" and name is None:
         if request.method != "POST":
             raise errors.method_not_allowed()
         body = await _read_body(request, "Binding")
         return json_response(lab.registry.bind(namespace, None, body, dry_run=_dry_run(request)), 201)
-    rt = CORE_V1.get(parts[0])
-    if rt is None or (namespace is not None and not rt.namespaced) or (name and not rt.namespaced and namespace):
+    rt = table.get(parts[0])
+    if rt is None or (namespace is not None and not rt.namespaced):
         raise errors.path_not_found()
     if name is not None and rt.namespaced and namespace is None:
         raise errors.path_not_found()
@@ -435,5 +463,9 @@ def build_app(lab: LabContext) -> web.Application:
     app.router.add_get("/openapi/v3/api/v1", get_openapi_v3_core)
     app.router.add_get("/openapi/v2", get_openapi_v2)
     app.router.add_route("*", "/api/v1/{tail:.+}", core_v1)
+    app.router.add_get("/apis/{group}", get_group)
+    app.router.add_get("/apis/{group}/", get_group)
+    app.router.add_route("*", "/apis/{group}/{version}", named_group)
+    app.router.add_route("*", "/apis/{group}/{version}/{tail:.*}", named_group)
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app

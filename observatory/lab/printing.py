@@ -35,7 +35,7 @@ __all__ = [
     "translate_timestamp_since",
 ]
 
-RESOURCES = ("pods", "nodes", "events", "namespaces")
+RESOURCES = ("pods", "nodes", "events", "namespaces", "leases")
 
 # --- durations ------------------------------------------------------------------------------------------------
 _NS = 1_000_000_000
@@ -320,6 +320,10 @@ def _row(resource: str, obj: dict, now: datetime) -> tuple[list[Any], list[dict]
         return _event_cells(obj, now), None
     if resource == "namespaces":
         return _namespace_cells(obj, now), None
+    if resource == "leases":
+        meta = obj.get("metadata") or {}
+        holder = (obj.get("spec") or {}).get("holderIdentity") or ""  # printLease: nil holder prints empty
+        return [meta.get("name", ""), holder, translate_timestamp_since(meta.get("creationTimestamp"), now)], None
     raise KeyError(resource)
 
 

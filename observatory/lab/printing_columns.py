@@ -117,6 +117,13 @@ _COLUMNS: dict[str, list[dict[str, Any]]] = {
         _col("Status", "The status of the namespace"),
         _col("Age", _DOC_CREATION),
     ],
+    "leases": [
+        _col("Name", _DOC_NAME, format_="name"),
+        _col("Holder", "holderIdentity contains the identity of the holder of a current lease. If Coordinated "
+                       "Leader Election is used, the holder identity must be equal to the elected "
+                       "LeaseCandidate.metadata.name field."),
+        _col("Age", _DOC_CREATION),
+    ],
 }
 
 # Row conditions printPod attaches to terminal pods (printers.go podSuccessConditions / podFailedConditions).

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from observatory.lab import errors, patch, selectors, strategy
-from observatory.lab.resources import CORE_V1, ResourceType
+from observatory.lab.resources import ALL, CORE_V1, ResourceType
 from observatory.lab.store import Store, now_rfc3339
 
 NAMESPACE_MISMATCH = "the namespace of the provided object does not match the namespace sent on the request"
@@ -62,8 +62,8 @@ def parse_query(rt: ResourceType, namespace: str | None, params: dict[str, str])
     """Parse ``fieldSelector``, ``labelSelector``, ``limit`` and ``continue``; bad input raises 400 BadRequest."""
     try:
         fsel = selectors.parse_field_selector(params.get("fieldSelector", ""))
-        fields_fn, supported, aliases = selectors.FIELD_SETS[rt.name]
-        fsel.check_supported(supported, aliases)
+        _, supported, aliases = selectors.FIELD_SETS.get(rt.name, selectors.METADATA_FIELDS)
+        fsel.check_supported(supported, aliases, default_conversion=rt.name not in selectors.FIELD_SETS)
         lsel = selectors.parse_label_selector(params.get("labelSelector", ""))
     except selectors.SelectorError as exc:
         raise errors.bad_request(str(exc)) from None
@@ -79,7 +79,7 @@ def make_predicate(rt: ResourceType, query: ListQuery):
     """A predicate over stored objects for the query's selectors, or None when nothing filters."""
     if not query.filtered:
         return None
-    fields_fn, _, _ = selectors.FIELD_SETS[rt.name]
+    fields_fn, _, _ = selectors.FIELD_SETS.get(rt.name, selectors.METADATA_FIELDS)
     fsel, lsel = query.field_selector, query.label_selector
 
     def predicate(obj: dict[str, Any]) -> bool:
@@ -306,7 +306,7 @@ class Registry:
             new["metadata"]["deletionGracePeriodSeconds"] = 0
             return self.store.update(rt.name, new, dry_run=dry_run)
         if rt.name == "namespaces" and not dry_run:
-            for other in CORE_V1.values():
+            for other in ALL.values():
                 if other.namespaced:
                     for obj in list(self.store.iter(other.name, name)):
                         self.store.delete(other.name, name, obj["metadata"]["name"])

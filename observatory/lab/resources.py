@@ -89,6 +89,16 @@ CORE_V1: dict[str, ResourceType] = {
     )
 }
 
+COORDINATION_V1: dict[str, ResourceType] = {
+    "leases": ResourceType("leases", "lease", "Lease", True, group="coordination.k8s.io"),
+}
+
+GROUP_VERSIONS: dict[str, dict[str, ResourceType]] = {"coordination.k8s.io/v1": COORDINATION_V1}
+"""Served API groups: ``group/version`` -> resources, each answered under ``/apis/<group>/<version>``."""
+
+ALL: dict[str, ResourceType] = {**CORE_V1, **COORDINATION_V1}
+"""Every served resource by its (unique) plural name."""
+
 LEGACY_BINDINGS = {"name": "bindings", "singularName": "binding", "namespaced": True, "kind": "Binding",
                    "verbs": ["create"]}
 """The deprecated namespaced ``bindings`` endpoint (``LegacyBindingREST``)."""
@@ -112,9 +122,23 @@ def api_versions(server_address: str) -> dict[str, Any]:
     }
 
 
+def api_group(group_version: str) -> dict[str, Any]:
+    """One APIGroup entry: its only version is also the preferred one."""
+    group, version = group_version.split("/")
+    gv = {"groupVersion": group_version, "version": version}
+    return {"name": group, "versions": [gv], "preferredVersion": gv}
+
+
 def api_group_list() -> dict[str, Any]:
     """``GET /apis``: APIGroupList. client-go requires this path to answer (reference §6)."""
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": []}
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [api_group(gv) for gv in GROUP_VERSIONS]}
+
+
+def group_resource_list(group_version: str) -> dict[str, Any]:
+    """``GET /apis/<group>/<version>``: APIResourceList, which for named groups carries ``apiVersion: v1``."""
+    entries = [e for r in GROUP_VERSIONS[group_version].values() for e in r.discovery_entries()]
+    entries.sort(key=lambda e: e["name"])
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": entries}
 
 
 LAB_KUBERNETES_VERSION = ("1", "34", "v1.34.1")

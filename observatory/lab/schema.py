@@ -39,6 +39,7 @@ KIND_MODELS: dict[str, str] = {
     "Namespace": "V1Namespace",
     "Event": "CoreV1Event",
     "Binding": "V1Binding",
+    "Lease": "V1Lease",
 }
 
 # Generated classes that live in apimachinery meta/v1 rather than k8s.io/api core/v1.

@@ -55,14 +55,19 @@ class FieldSelector:
     def empty(self) -> bool:
         return not self.requirements
 
-    def check_supported(self, supported: Collection[str], aliases: Mapping[str, str] = {}) -> FieldSelector:
+    def check_supported(self, supported: Collection[str], aliases: Mapping[str, str] = {}, *,
+                        default_conversion: bool = False) -> FieldSelector:
         """Run the kind's field-label conversion (``conversion.go``): an unknown label raises
-        ``field label not supported: <label>``; aliases (``spec.host`` -> ``spec.nodeName``) are applied to this
-        selector in place, which is also returned."""
+        ``field label not supported: <label>``, or for kinds with the scheme's default conversion
+        ``"<label>" is not a known field selector: only "metadata.name", "metadata.namespace"``; aliases
+        (``spec.host`` -> ``spec.nodeName``) are applied to this selector in place, which is also returned."""
         converted = []
         for field, op, value in self.requirements:
             field = aliases.get(field, field)
             if field not in supported:
+                if default_conversion:
+                    raise SelectorError(
+                        f'"{field}" is not a known field selector: only "metadata.name", "metadata.namespace"')
                 raise SelectorError(f"field label not supported: {field}")
             converted.append((field, op, value))
         self.requirements = tuple(converted)
@@ -200,6 +205,15 @@ FIELD_SETS: dict[str, tuple[Callable[[Mapping[str, Any]], dict[str, str]], froze
     "namespaces": (namespace_fields, frozenset(namespace_fields({})), {}),
 }
 """resource -> (selectable-fields function, labels the conversion accepts, label aliases)."""
+
+
+def metadata_fields(obj: Mapping[str, Any]) -> dict[str, str]:
+    """``DefaultMetaV1FieldSelectorConversion`` kinds (e.g. Lease): only name and namespace are selectable."""
+    return {"metadata.name": _s(obj, "metadata", "name"), "metadata.namespace": _s(obj, "metadata", "namespace")}
+
+
+METADATA_FIELDS = (metadata_fields, frozenset(metadata_fields({})), {})
+"""The FIELD_SETS entry of every resource without a conversion function of its own."""
 
 
 # --- label key and value validation (pkg/api/validate/content) ---------------------------------------------------

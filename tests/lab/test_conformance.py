@@ -275,4 +275,26 @@ async def test_discovery_lists_binding_status_and_short_names(http):
                                "shortNames": ["po"], "categories": ["all"], "storageVersionHash": "xPOwRZ+Yhw8="}
     assert [entries[n]["shortNames"] for n in ("nodes", "namespaces", "events")] == [["no"], ["ns"], ["ev"]]
     async with http.get("/apis") as resp:
-        assert (await resp.json())["kind"] == "APIGroupList"
+        groups = await resp.json()
+    assert groups["kind"] == "APIGroupList"
+    assert [g["name"] for g in groups["groups"]] == ["coordination.k8s.io"]
+    async with http.get("/apis/coordination.k8s.io/v1") as resp:
+        leases = await resp.json()
+    assert leases["groupVersion"] == "coordination.k8s.io/v1"
+    assert [r["name"] for r in leases["resources"]] == ["leases"]
+
+
+async def test_leases_are_served_in_their_group(http):
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "kube-scheduler"},
+             "spec": {"holderIdentity": "someone", "leaseDurationSeconds": 15}}
+    base = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
+    async with http.post(base, json=lease) as resp:
+        assert resp.status == 201
+        created = await resp.json()
+    assert (created["kind"], created["apiVersion"]) == ("Lease", "coordination.k8s.io/v1")
+    async with http.get(base + "/nope") as resp:
+        assert (await resp.json())["message"] == 'leases.coordination.k8s.io "nope" not found'
+    async with http.get("/apis/coordination.k8s.io/v1/leases?fieldSelector=spec.holderIdentity%3Dx") as resp:
+        assert resp.status == 400
+        assert (await resp.json())["message"] == (
+            '"spec.holderIdentity" is not a known field selector: only "metadata.name", "metadata.namespace"')
