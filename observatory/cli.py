@@ -46,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where to write the kubeconfig (default: under the user's cache directory)")
     serve.add_argument("--state", type=Path, metavar="PATH",
                        help="save the store here on shutdown and periodically, and reload it at start")
+    serve.add_argument("--scheduler-name", action="append", default=[], metavar="NAME",
+                       help="another schedulerName the lab's default-scheduler answers to (repeatable)")
+    serve.add_argument("--no-scheduler", action="store_true", help="do not run the simulated default-scheduler")
+    serve.add_argument("--no-kubelet", action="store_true", help="do not run the simulated kubelets")
     lab_commands.add_parser("scenarios", help="list the scenarios the lab ships",
                             description="List the scenarios the lab ships.")
     return parser
@@ -82,12 +86,21 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
     """``observatory lab serve``: run until Ctrl-C or SIGTERM, then stop cleanly and exit 0."""
     from observatory.lab.server import LabError, LabServer
 
+    if not args.host.strip():
+        print("observatory: --host needs an address (127.0.0.1 by default)", file=sys.stderr)
+        return EXIT_USAGE
     if not 0 <= args.port <= 65535:
         print(f"observatory: --port {args.port} is not a port number (0-65535)", file=sys.stderr)
         return EXIT_USAGE
 
+    lab_settings = settings.lab.model_copy(update={
+        "scheduler": settings.lab.scheduler and not args.no_scheduler,
+        "kubelet": settings.lab.kubelet and not args.no_kubelet,
+        "scheduler_names": list(dict.fromkeys([*settings.lab.scheduler_names, *args.scheduler_name])),
+    })
+
     async def run() -> int:
-        lab = LabServer(settings.lab, host=args.host, port=args.port, scenario=args.scenario,
+        lab = LabServer(lab_settings, host=args.host, port=args.port, scenario=args.scenario,
                         state_path=args.state, kubeconfig_path=args.kubeconfig_out)
         try:
             await lab.start()
@@ -103,7 +116,7 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
         await stop.wait()
         try:
             await lab.stop()
-        except OSError as exc:
+        except (OSError, LabError) as exc:
             print(f"observatory: could not save the lab state: {exc}", file=sys.stderr)
             return 1
         return 0

@@ -29,6 +29,38 @@ class LabSettings(BaseModel):
     watch_queue_limit: int = Field(100_000, ge=100)
     """Events queued for one slow watcher before the lab ends that watch (clients then re-watch)."""
 
+    scheduler: bool = True
+    """Run the simulated default-scheduler."""
+
+    scheduler_names: list[str] = ["default-scheduler"]
+    """Scheduler profiles the simulated scheduler answers to (pods' ``spec.schedulerName``)."""
+
+    bind_delay: float = Field(0.2, ge=0)
+    """Seconds the simulated scheduler waits before binding, so watchers see the Pending frame first."""
+
+    kubelet: bool = True
+    """Run the simulated kubelets."""
+
+    kubelet_start_seconds: float = Field(1.5, ge=0)
+    """About how long a kubelet takes from first seeing a bound pod to Running, in seconds."""
+
+    termination_grace_cap: float = Field(2.0, ge=0)
+    """Longest a kubelet waits on a pod's grace period before removing it, in seconds (real kubelets wait the
+    whole ``terminationGracePeriodSeconds``; a lesson should not)."""
+
+    node_lease_renew_interval: float = Field(10.0, gt=0)
+    """Seconds between kubelet renewals of ``kube-node-lease`` Leases (kubelet default 10 s)."""
+
+    podgc: bool = True
+    """Run the simulated pod garbage collector."""
+
+    podgc_quarantine: float = Field(40.0, ge=0)
+    """Seconds a pod bound to a missing node waits before PodGC marks it Failed and deletes it (upstream 40 s)."""
+
+    node_lifecycle: bool = True
+    """Taint NotReady nodes ``node.kubernetes.io/not-ready`` (Unknown: ``unreachable``) as the node lifecycle
+    controller does, and remove the taints when they are Ready again."""
+
 
 class Settings(BaseSettings):
     """Everything observatory can be configured with. Command-line flags override these values."""

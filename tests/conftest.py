@@ -21,14 +21,19 @@ def kubectl() -> str:
     return path
 
 
+API_ONLY = {"scheduler": False, "kubelet": False, "podgc": False, "node_lifecycle": False}
+"""LabSettings overrides that leave the API server alone, for tests of its own semantics."""
+
+
 @pytest.fixture
 def lab_settings() -> LabSettings:
-    return LabSettings(bookmark_interval=0.2)
+    return LabSettings(bookmark_interval=0.2, **API_ONLY)
 
 
 @pytest.fixture
 async def lab(tmp_path, lab_settings) -> AsyncIterator[LabServer]:
-    """A running lab with the ``manual-binding`` scenario (pair + ``sched-lab/manual``)."""
+    """A running lab with the ``manual-binding`` scenario (pair + ``sched-lab/manual``) and, unless a test overrides
+    ``lab_settings``, no simulated components."""
     server = LabServer(lab_settings, scenario="manual-binding", kubeconfig_path=tmp_path / "kubeconfig")
     await server.start()
     try:

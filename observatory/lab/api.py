@@ -16,15 +16,14 @@ from datetime import UTC, datetime
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from observatory.lab import errors, openapi, printing, protobuf, resources, schema
+from observatory.lab import decoding, errors, openapi, printing, protobuf, resources, schema
 from observatory.lab.encoding import go_json, with_kind
 from observatory.lab.registry import ListQuery, Registry, make_predicate, parse_query
 from observatory.lab.resources import CORE_V1, ResourceType
-from observatory.lab.store import Change, Store
+from observatory.lab.store import Change, Store, safe_match
 from observatory.settings import LabSettings
 
 log = logging.getLogger(__name__)
@@ -119,8 +118,21 @@ def _wants_table(request: web.Request) -> bool:
     return False
 
 
-def _dry_run(request: web.Request) -> bool:
-    values = request.query.getall("dryRun", [])
+def _include_object(request: web.Request) -> str:
+    """``includeObject`` for Table responses, validated before anything is written (400 when invalid)."""
+    value = request.query.get("includeObject", "Metadata") or "Metadata"
+    message = printing.include_object_error(value)
+    if message is not None:
+        raise errors.bad_request(message)
+    return value
+
+
+def _dry_run(request: web.Request, options: dict[str, Any] | None = None) -> bool:
+    values = list(request.query.getall("dryRun", []))
+    body_values = (options or {}).get("dryRun") or []
+    if not isinstance(body_values, list):
+        raise errors.bad_request("DeleteOptions: dryRun must be a list")
+    values += body_values
     for v in values:
         if v != "All":
             raise errors.bad_request(f'unsupported dry run value "{v}"')
@@ -128,28 +140,47 @@ def _dry_run(request: web.Request) -> bool:
 
 
 async def _read_body(request: web.Request, rt_kind: str) -> dict[str, Any]:
-    raw = await request.read()
+    raw = await _read_raw(request)
     if not raw:
         raise errors.bad_request("the body of the request was empty")
     ctype = request.content_type
-    try:
-        if ctype == protobuf.CONTENT_TYPE:
-            body = protobuf.decode(raw)
-        elif ctype in ("application/yaml", "application/x-yaml"):
-            body = yaml.safe_load(raw)
-        elif ctype in ("application/json", "application/octet-stream", ""):
-            body = json.loads(raw)
-        else:
-            raise errors.unsupported_media_type(SUPPORTED_BODIES)
-    except protobuf.ProtobufError as exc:
-        raise errors.unsupported_media_type(f"{SUPPORTED_BODIES} ({exc})") from None
-    except (ValueError, yaml.YAMLError) as exc:
-        raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+    if ctype == protobuf.CONTENT_TYPE:
+        try:
+            body = decoding.sanitize(protobuf.decode(raw))
+        except protobuf.ProtobufError as exc:
+            raise errors.unsupported_media_type(f"{SUPPORTED_BODIES} ({exc})") from None
+    elif ctype in ("application/json", "application/yaml", "application/x-yaml", "application/octet-stream", ""):
+        body = decoding.decode(raw, ctype)
+    else:
+        raise errors.unsupported_media_type(SUPPORTED_BODIES)
     if not isinstance(body, dict):
-        raise errors.bad_request(f"the body of the request is not a {rt_kind} object")
-    if not isinstance(body.get("metadata", {}), dict):
-        raise errors.bad_request("metadata: expected an object")
+        raise errors.bad_request(f"the object provided is unrecognized (must be of type {rt_kind})")
+    if body.get("metadata") is None:
+        body["metadata"] = {}
+    if not isinstance(body["metadata"], dict):
+        raise errors.bad_request(f"{rt_kind} in version \"v1\" cannot be handled as a {rt_kind}: json: cannot "
+                                 f"unmarshal {_json_type(body['metadata'])} into Go struct field "
+                                 f"{rt_kind}.metadata of type v1.ObjectMeta")
     return body
+
+
+async def _read_raw(request: web.Request) -> bytes:
+    """The request body, refused with 413 past kube-apiserver's 3 MiB limit before it is all read."""
+    if request.content_length is not None and request.content_length > decoding.MAX_BODY_BYTES:
+        raise decoding.request_too_large()
+    raw = await request.content.read(decoding.MAX_BODY_BYTES + 1)
+    if len(raw) > decoding.MAX_BODY_BYTES:
+        raise decoding.request_too_large()
+    return raw
+
+
+def _json_type(value: Any) -> str:
+    """Go's name for a JSON value's type in ``json: cannot unmarshal <type> into …``."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "null")
 
 
 def _field_validation(request: web.Request, kind: str, body: dict[str, Any]) -> CIMultiDict[str]:
@@ -216,7 +247,9 @@ async def _dispatch(request: web.Request, table: Mapping[str, ResourceType], tai
     """Route a resource path the way go-restful's routes would: collection, object or subresource."""
     parts = [p for p in tail.split("/") if p]
     namespace: str | None = None
-    if len(parts) >= 3 and parts[0] == "namespaces":
+    ns_sub = len(parts) == 3 and parts[0] == "namespaces" and parts[2] in table["namespaces"].subresources \
+        if "namespaces" in table else False
+    if len(parts) >= 3 and parts[0] == "namespaces" and not ns_sub:
         namespace, parts = parts[1], parts[2:]
     if not parts:
         raise errors.path_not_found()
@@ -258,7 +291,7 @@ async def _collection(request: web.Request, lab: LabContext, rt: ResourceType, n
             return json_response(printing.table(
                 rt.name, page.items, datetime.now(UTC), resource_version=page.resource_version,
                 continue_token=page.continue_token, remaining=page.remaining,
-                include_object=request.query.get("includeObject", "Metadata"), kind=rt.kind, api_version=rt.api_version,
+                include_object=_include_object(request), kind=rt.kind, api_version=rt.api_version,
             ))
         meta: dict[str, Any] = {"resourceVersion": page.resource_version}
         if page.continue_token:
@@ -295,29 +328,46 @@ async def _item(request: web.Request, lab: LabContext, rt: ResourceType, ns: str
             if wanted is not None and wanted != name:
                 raise errors.bad_request("fieldSelector metadata.name doesn't match requested name")
         return _object_response(rt, registry.get(rt, ns, name), table=_wants_table(request) and not sub,
-                                include_object=request.query.get("includeObject", "Metadata"))
+                                include_object=_include_object(request))
     if method == "PUT":
         body = await _read_body(request, rt.kind)
         headers = _field_validation(request, rt.kind, body)
         update = registry.update_status if sub == "status" else registry.update
         return _object_response(rt, update(rt, ns, name, body, dry_run=_dry_run(request)), headers=headers)
     if method == "PATCH":
-        raw = await request.read()
+        raw = _sanitized_patch(await _read_raw(request))
         obj = registry.patch(rt, ns, name, request.content_type, raw, subresource=sub, dry_run=_dry_run(request))
         return _object_response(rt, obj)
     if method == "DELETE" and not sub:
-        raw = await request.read()
-        preconditions: dict[str, Any] = {}
+        raw = await _read_raw(request)
+        options: Any = {}
         if raw:
             try:
                 options = json.loads(raw)
             except ValueError:
                 raise errors.bad_request("DeleteOptions: invalid JSON") from None
-            if isinstance(options, dict):
-                preconditions = options.get("preconditions") or {}
-        obj = registry.delete(rt, ns, name, dry_run=_dry_run(request), preconditions=preconditions)
+        if not isinstance(options, dict):
+            raise errors.bad_request("DeleteOptions: expected a JSON object")
+        grace = options.get("gracePeriodSeconds", _int_param(request, "gracePeriodSeconds"))
+        if grace is not None and not isinstance(grace, int):
+            raise errors.bad_request("DeleteOptions: gracePeriodSeconds must be an integer")
+        preconditions = options.get("preconditions") or {}
+        if not isinstance(preconditions, dict):
+            raise errors.bad_request("DeleteOptions: preconditions must be an object")
+        obj = registry.delete(rt, ns, name, dry_run=_dry_run(request, options), preconditions=preconditions,
+                              grace_period=grace)
         return _object_response(rt, obj)
     raise errors.method_not_allowed()
+
+
+def _sanitized_patch(raw: bytes) -> bytes:
+    """A patch body re-encoded from its sanitised JSON value; unparsable bytes pass through so the patch module can
+    report them with Go's wording."""
+    try:
+        value = json.loads(raw, parse_constant=decoding.reject_constant)
+    except (ValueError, RecursionError):
+        return raw
+    return json.dumps(decoding.sanitize(value)).encode()
 
 
 # -- watch ---------------------------------------------------------------------------------------------------------
@@ -347,7 +397,9 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
     bookmarks = request.query.get("allowWatchBookmarks", "") in ("true", "1")
     send_initial = request.query.get("sendInitialEvents", "")
     table = _wants_table(request)
-    include_object = request.query.get("includeObject", "Metadata")
+    include_object = _include_object(request)
+    if timeout is not None and timeout < 0:
+        raise errors.bad_request(f"timeoutSeconds: Invalid value: {timeout}: must be greater than or equal to 0")
     if send_initial and request.query.get("resourceVersionMatch", "") != "NotOlderThan":
         raise errors.invalid("ListOptions", "", [("FieldValueForbidden", "sendInitialEvents",
                              "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan")],
@@ -367,7 +419,7 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
 
     first_table = True
 
-    def encode(type_: str, obj: dict[str, Any]) -> bytes:
+    def encode(type_: str, obj: dict[str, Any], change: Change | None = None) -> bytes:
         nonlocal first_table
         if table:
             # Like the apiserver's watch encoder, only the first Table carries columnDefinitions.
@@ -375,9 +427,14 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
                                  include_object=include_object, kind=rt.kind, api_version=rt.api_version,
                                  include_column_definitions=first_table)
             first_table = False
-        else:
-            obj = with_kind(obj, rt.kind, rt.api_version)
-        return go_json({"type": type_, "object": obj})
+            return go_json({"type": type_, "object": obj})
+        if change is not None:
+            cached = change.encoded.get("json")
+            if cached is None:  # encoded once per change however many watchers share it
+                cached = change.encoded["json"] = go_json({"type": type_, "object": with_kind(obj, rt.kind,
+                                                                                              rt.api_version)})
+            return cached
+        return go_json({"type": type_, "object": with_kind(obj, rt.kind, rt.api_version)})
 
     try:
         watcher = store.watch(rt.name, query.namespace, predicate, None if initial and since is None else since)
@@ -388,7 +445,7 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
     try:
         if initial:
             chunk = [encode("ADDED", obj) for obj in store.iter(rt.name, query.namespace)
-                     if predicate is None or predicate(obj)]
+                     if predicate is None or safe_match(predicate, obj)]
             if chunk:
                 await response.write(b"".join(chunk))
             if send_initial == "true" and bookmarks:
@@ -427,13 +484,13 @@ async def _pump(request: web.Request, response: web.StreamResponse, watcher: Any
         else:
             if change is None:  # the store closed this watch
                 break
-            batch = [encode(change.type, change.obj)]
+            batch = [encode(change.type, change.obj, change)]
             while not watcher.queue.empty():
                 more = watcher.queue.get_nowait()
                 if more is None:
                     await response.write(b"".join(batch))
                     return await response.write_eof()
-                batch.append(encode(more.type, more.obj))
+                batch.append(encode(more.type, more.obj, more))
             await response.write(b"".join(batch))
         if bookmarks and loop.time() >= next_bookmark and watcher.queue.empty():
             next_bookmark = loop.time() + settings.bookmark_interval
@@ -449,7 +506,7 @@ async def not_found(request: web.Request) -> web.Response:
 
 def build_app(lab: LabContext) -> web.Application:
     """The aiohttp application serving the lab's API for ``lab``."""
-    app = web.Application(middlewares=[error_middleware], client_max_size=16 * 1024 * 1024)
+    app = web.Application(middlewares=[error_middleware], client_max_size=decoding.MAX_BODY_BYTES + 1)
     app[CONTEXT_KEY] = lab
     app.router.add_get("/version", get_version)
     app.router.add_get("/version/", get_version)

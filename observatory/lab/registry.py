@@ -16,9 +16,10 @@ import binascii
 import copy
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from observatory.lab import errors, patch, selectors, strategy
+from observatory.lab import errors, patch, schema, selectors, strategy
 from observatory.lab.resources import ALL, CORE_V1, ResourceType
 from observatory.lab.store import Store, now_rfc3339
 
@@ -92,6 +93,11 @@ def make_predicate(rt: ResourceType, query: ListQuery):
     return predicate
 
 
+def _rfc3339_in(seconds: int) -> str:
+    """RFC 3339 time ``seconds`` from now, as a deletionTimestamp."""
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _encode_continue(rv: int, start: tuple[str, str, str]) -> str:
     key = f"{start[1]}/{start[2]}" if start[1] else start[2]
     raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": key + "\x00"}, separators=(",", ":"))
@@ -135,6 +141,14 @@ class Registry:
         elif meta["namespace"] != namespace:
             raise errors.bad_request(NAMESPACE_MISMATCH)
 
+    @staticmethod
+    def _check_types(rt: ResourceType, body: dict[str, Any]) -> None:
+        """Refuse a body whose fields have the wrong JSON type, with the decoder's 400 (never store it)."""
+        if rt.kind in schema.KIND_MODELS:
+            message = schema.type_error(rt.kind, body, version=rt.version)
+            if message is not None:
+                raise errors.bad_request(message)
+
     def get(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any]:
         obj = self.store.get(rt.name, namespace, name)
         if obj is None:
@@ -150,7 +164,7 @@ class Registry:
         after = None
         if query.continue_token:
             rv, after = _decode_continue(query.continue_token, rt.name)
-            if rv < store.compacted_rv:
+            if rv < store.compacted_rv(rt.name):
                 raise errors.expired(CONTINUE_EXPIRED)
         predicate = make_predicate(rt, query)
         items: list[dict[str, Any]] = []
@@ -176,7 +190,9 @@ class Registry:
     # -- create / update -----------------------------------------------------------------------------------------
 
     def create(self, rt: ResourceType, namespace: str, body: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
-        """POST a new object: namespace check, generateName, defaulting, validation (422), existence (409)."""
+        """POST a new object: types (400), namespace check, generateName, defaulting, validation (422),
+        existence (409)."""
+        self._check_types(rt, body)
         body = copy.deepcopy(body)
         self._ensure_namespace(rt, body, namespace)
         meta = body["metadata"]
@@ -196,6 +212,7 @@ class Registry:
     def update(self, rt: ResourceType, namespace: str, name: str, body: dict[str, Any], *,
                dry_run: bool = False) -> dict[str, Any]:
         """PUT: the whole object, optimistic on ``metadata.resourceVersion`` when given (409 Conflict if stale)."""
+        self._check_types(rt, body)
         body = copy.deepcopy(body)
         self._ensure_namespace(rt, body, namespace)
         meta = body["metadata"]
@@ -222,7 +239,8 @@ class Registry:
     def _commit_update(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any], *, expect_rv: str | None,
                        dry_run: bool) -> dict[str, Any]:
         meta = new["metadata"]
-        if "deletionTimestamp" in old["metadata"] and not meta.get("finalizers"):
+        if (old["metadata"].get("finalizers") and not meta.get("finalizers") and "deletionTimestamp" in old["metadata"]
+                and not old["metadata"].get("deletionGracePeriodSeconds")):
             # The last finalizer is gone from an object being deleted: the store removes it now.
             if expect_rv and expect_rv != old["metadata"]["resourceVersion"]:
                 raise errors.conflict(rt.group_resource, meta["name"], errors.OPTIMISTIC_LOCK_MESSAGE)
@@ -233,8 +251,12 @@ class Registry:
     def update_status(self, rt: ResourceType, namespace: str, name: str, body: dict[str, Any], *,
                       dry_run: bool = False) -> dict[str, Any]:
         """PUT .../status: only ``status`` (and labels/annotations) change; spec is reset to the stored one."""
+        self._check_types(rt, body)
         body = copy.deepcopy(body)
         self._ensure_namespace(rt, body, namespace)
+        if body["metadata"].get("name") and body["metadata"]["name"] != name:
+            raise errors.bad_request(f"the name of the object ({body['metadata']['name']}) does not match the name "
+                                     f"on the URL ({name})")
         old = self.get(rt, namespace, name)
         new = copy.deepcopy(old)
         new["status"] = body.get("status") or {}
@@ -262,17 +284,25 @@ class Registry:
             patched = apply(current, raw)
         except patch.PatchError as exc:
             raise exc.status_error() from None
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            body = None
         if not isinstance(patched, dict):
             raise errors.bad_request("patched object is not a JSON object")
-        patched.setdefault("metadata", {})
+        self._check_types(rt, patched)
+        if patched.get("metadata") is None:
+            patched["metadata"] = {}
         patched["metadata"]["name"] = name
         if rt.namespaced:
             patched["metadata"]["namespace"] = namespace
-        expect_rv = (body or {}).get("metadata", {}).get("resourceVersion") if isinstance(body, dict) else None
+        patched_meta = patched["metadata"]
+        if not isinstance(patched_meta, dict):
+            raise errors.bad_request(f"{rt.kind} in version \"{rt.version}\" cannot be handled as a {rt.kind}: "
+                                     "metadata must be an object")
+        # A resourceVersion or uid the patch sets is a precondition, as the patcher's optimistic update applies it.
+        expect_rv = patched_meta.get("resourceVersion")
+        if expect_rv == old["metadata"].get("resourceVersion"):
+            expect_rv = None
+        if patched_meta.get("uid") and patched_meta["uid"] != old["metadata"].get("uid"):
+            raise errors.conflict(rt.group_resource, name, f"Precondition failed: UID in precondition: "
+                                  f"{patched_meta['uid']}, UID in object meta: {old['metadata'].get('uid')}")
         if subresource == "status":
             new = copy.deepcopy(old)
             new["status"] = patched.get("status") or {}
@@ -288,22 +318,36 @@ class Registry:
     # -- delete --------------------------------------------------------------------------------------------------
 
     def delete(self, rt: ResourceType, namespace: str, name: str, *, dry_run: bool = False,
-               preconditions: dict[str, Any] | None = None) -> dict[str, Any]:
-        """DELETE. An object with finalizers gets ``deletionTimestamp`` and stays until they are removed; others go
-        at once. Deleting a namespace deletes what it holds. Returns the object as last stored."""
+               preconditions: dict[str, Any] | None = None, grace_period: int | None = None) -> dict[str, Any]:
+        """DELETE, as the generic store's ``BeforeDelete``/``deletionFinalizersForGarbageCollection`` decide.
+
+        A pod bound to a node and not terminal is deleted gracefully: ``deletionTimestamp`` becomes now plus the
+        grace period (``grace_period``, else ``spec.terminationGracePeriodSeconds``, else 30) and the kubelet
+        removes it (pod strategy ``CheckGracefulDelete``). An object with finalizers gets ``deletionTimestamp`` and
+        stays until they are removed. Anything else goes at once; a namespace takes what it holds with it.
+        Returns the object as last stored.
+        """
         old = self.get(rt, namespace, name)
+        meta = old["metadata"]
         pre = preconditions or {}
-        if pre.get("uid") and pre["uid"] != old["metadata"].get("uid"):
+        if pre.get("uid") and pre["uid"] != meta.get("uid"):
             raise errors.conflict(rt.group_resource, name, f"Precondition failed: UID in precondition: {pre['uid']}, "
-                                  f"UID in object meta: {old['metadata'].get('uid')}")
-        if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
+                                  f"UID in object meta: {meta.get('uid')}")
+        if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
             raise errors.conflict(rt.group_resource, name, errors.OPTIMISTIC_LOCK_MESSAGE)
-        if old["metadata"].get("finalizers"):
-            if "deletionTimestamp" in old["metadata"]:
-                return old
+        grace = 0
+        if rt.name == "pods" and (old.get("spec") or {}).get("nodeName") and \
+                (old.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            grace = grace_period if grace_period is not None else (old.get("spec") or {}).get(
+                "terminationGracePeriodSeconds", 30)
+            grace = max(int(grace or 0), 0)
+        if grace > 0 or meta.get("finalizers"):
+            current = meta.get("deletionGracePeriodSeconds")
+            if "deletionTimestamp" in meta and (current is None or grace >= current):
+                return old  # already terminating with a grace period no longer than this one
             new = copy.deepcopy(old)
-            new["metadata"]["deletionTimestamp"] = now_rfc3339()
-            new["metadata"]["deletionGracePeriodSeconds"] = 0
+            new["metadata"]["deletionTimestamp"] = _rfc3339_in(grace)
+            new["metadata"]["deletionGracePeriodSeconds"] = grace
             return self.store.update(rt.name, new, dry_run=dry_run)
         if rt.name == "namespaces" and not dry_run:
             for other in ALL.values():
@@ -322,6 +366,9 @@ class Registry:
         then deleting / already assigned / gated (409 on ``pods/binding``). On success sets ``spec.nodeName``,
         replaces the PodScheduled condition, merges annotations, creates no Event, and returns the 201 Status.
         """
+        message = schema.type_error("Binding", body)
+        if message is not None:
+            raise errors.bad_request(message)
         body = copy.deepcopy(body)
         api_version = body.get("apiVersion")
         if api_version and api_version != "v1":

@@ -23,6 +23,7 @@ from observatory.lab import errors, kubeconfig, scenarios, security
 from observatory.lab.api import LabContext, build_app
 from observatory.lab.registry import Registry
 from observatory.lab.resources import CORE_V1
+from observatory.lab.simulation import Simulations
 from observatory.lab.store import Change, Store, now_rfc3339
 from observatory.settings import LabSettings
 
@@ -54,6 +55,9 @@ def apply_manifests(registry: Registry, manifests: list[dict[str, Any]], source:
                 registry.update_status(rt, "", created["metadata"]["name"], {"metadata": {}, "status": status})
         except errors.StatusError as exc:
             raise LabError(f"{source}: document {index} ({manifest.get('kind')} {name}): {exc.message}") from None
+        except Exception as exc:  # noqa: BLE001 - a malformed manifest is the author's to fix, never a traceback
+            raise LabError(f"{source}: document {index} ({manifest.get('kind')} {name}): cannot be loaded: "
+                           f"{exc}") from None
 
 
 def _stamp_times(status: dict[str, Any]) -> dict[str, Any]:
@@ -93,6 +97,7 @@ class LabServer:
         self.url = ""
         self.token: str | None = None
         self.ca_pem: bytes | None = None
+        self.simulations = Simulations(self.registry, self.settings)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._dirty = False
@@ -103,7 +108,7 @@ class LabServer:
             try:
                 snap = json.loads(self.state_path.read_text())
                 self.store.restore(snap)
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+            except Exception as exc:  # noqa: BLE001 - any unreadable state is one readable message
                 raise LabError(f"{self.state_path}: not a lab state file this version can read ({exc})") from None
             return
         try:
@@ -141,6 +146,7 @@ class LabServer:
         await self._runner.setup()
         await web.SockSite(self._runner, sock, ssl_context=ssl_context).start()
         kubeconfig.write_kubeconfig(self.kubeconfig_path, self.url, ca_pem=self.ca_pem, token=self.token)
+        self.simulations.start()
         if self.state_path is not None:
             self._tasks.append(asyncio.create_task(self._save_periodically()))
 
@@ -148,6 +154,13 @@ class LabServer:
         self._dirty = True
 
     def save_state(self) -> None:
+        """Write the store to ``state_path``; see :meth:`_save`. Raises OSError or LabError."""
+        try:
+            self._save()
+        except (TypeError, ValueError) as exc:
+            raise LabError(f"cannot save the lab state to {self.state_path}: {exc}") from None
+
+    def _save(self) -> None:
         """Write the store to ``state_path`` atomically (temp file in the same folder, then rename)."""
         if self.state_path is None:
             return
@@ -169,7 +182,7 @@ class LabServer:
             if self._dirty:
                 try:
                     self.save_state()
-                except OSError as exc:
+                except (OSError, LabError) as exc:
                     log.warning("could not save lab state to %s: %s", self.state_path, exc)
 
     async def stop(self) -> None:
@@ -180,6 +193,7 @@ class LabServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        await self.simulations.stop()
         self.store.close_all_watches()
         if self._runner is not None:
             await self._runner.cleanup()

@@ -7,9 +7,10 @@ This plays the part of etcd plus kube-apiserver's watch cache:
   write stores a new dict, so readers may hold on to what they got.
 * Every write bumps one global counter, which becomes the object's ``metadata.resourceVersion`` (as etcd's revision
   does) and the list's ``metadata.resourceVersion``.
-* The last ``history_size`` changes are kept. A watch from resourceVersion ``rv`` replays the changes after ``rv``;
-  an ``rv`` older than the window gets ``too old resource version: %d (%d)``, as the cacher's
-  ``getAllEventsSinceLocked`` answers (apiserver ``pkg/storage/cacher/watch_cache.go``).
+* The last ``history_size`` changes of each resource are kept, as kube-apiserver keeps one watch cache per
+  resource. A watch from resourceVersion ``rv`` replays the changes after ``rv``; an ``rv`` older than the window
+  gets ``too old resource version: %d (%d)``, as the cacher's ``getAllEventsSinceLocked`` answers (apiserver
+  ``pkg/storage/cacher/watch_cache.go``).
 * A watcher whose filter stops matching a modified object receives DELETED, and one that starts matching receives
   ADDED, as the cacher's ``processEvent`` does for selector watches.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import collections
+import logging
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,6 +31,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from observatory.lab import errors
+
+log = logging.getLogger(__name__)
 
 Key = tuple[str, str, str]
 """(resource, namespace, name); namespace is "" for cluster-scoped resources."""
@@ -43,7 +47,11 @@ def now_rfc3339() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One committed write: ``type`` is ADDED, MODIFIED or DELETED; ``old`` is the previous state (None on ADDED)."""
+    """One committed write: ``type`` is ADDED, MODIFIED or DELETED; ``old`` is the previous state (None on ADDED).
+
+    ``encoded`` caches wire encodings of this change (keyed by the encoder), so a fan-out to many watchers
+    serialises each event once, as the cacher does.
+    """
 
     rv: int
     type: str
@@ -51,6 +59,7 @@ class Change:
     key: Key
     obj: dict[str, Any]
     old: dict[str, Any] | None
+    encoded: dict[Any, bytes] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -63,10 +72,12 @@ class Watcher:
     queue: asyncio.Queue[Change | None] = field(default_factory=asyncio.Queue)
     limit: int = 100_000
     closed: bool = False
+    min_rv: int = 0
+    """Changes at or below this resourceVersion are never delivered (a watch from a future resourceVersion)."""
 
     def offer(self, change: Change) -> None:
         """Translate ``change`` for this watcher's filter and queue it (ADDED/DELETED when the match flips)."""
-        if self.closed or change.resource != self.resource:
+        if self.closed or change.resource != self.resource or change.rv <= self.min_rv:
             return
         if self.namespace is not None and change.key[1] != self.namespace:
             return
@@ -74,15 +85,17 @@ class Watcher:
         if pred is None:
             self._put(change)
             return
-        new_match = change.type != "DELETED" and pred(change.obj)
+        new_match = change.type != "DELETED" and safe_match(pred, change.obj)
         old_obj = change.obj if change.type == "DELETED" else change.old
-        old_match = old_obj is not None and pred(old_obj)
+        old_match = old_obj is not None and safe_match(pred, old_obj)
         if new_match and old_match:
             self._put(change)
         elif new_match:
             self._put(Change(change.rv, "ADDED", change.resource, change.key, change.obj, None))
-        elif old_match:
-            self._put(Change(change.rv, "DELETED", change.resource, change.key, change.obj, old_obj))
+        elif old_match and old_obj is not None:
+            # cacheWatcher sends the last state that matched, carrying the new resourceVersion.
+            last = {**old_obj, "metadata": {**old_obj["metadata"], "resourceVersion": str(change.rv)}}
+            self._put(Change(change.rv, "DELETED", change.resource, change.key, last, old_obj))
 
     def _put(self, change: Change) -> None:
         if self.queue.qsize() >= self.limit:
@@ -96,18 +109,29 @@ class Watcher:
             self.queue.put_nowait(None)
 
 
+def safe_match(predicate: Predicate, obj: dict[str, Any]) -> bool:
+    """A selector that cannot read an object does not match it; it never stops the fan-out to other watchers."""
+    try:
+        return bool(predicate(obj))
+    except Exception:  # noqa: BLE001 - a malformed stored object must not break every watch
+        return False
+
+
 class Store:
     """Objects, the global resourceVersion, history and watchers. See the module docstring."""
 
     def __init__(self, history_size: int = 10_000, watch_queue_limit: int = 100_000) -> None:
         self._objects: dict[Key, dict[str, Any]] = {}
         self._sorted: dict[str, list[Key]] = collections.defaultdict(list)
-        self._history: collections.deque[Change] = collections.deque(maxlen=history_size)
+        self._history_size = history_size
+        self._history: dict[str, collections.deque[Change]] = collections.defaultdict(
+            lambda: collections.deque(maxlen=history_size))
         self._watchers: set[Watcher] = set()
         self._watch_queue_limit = watch_queue_limit
         self.resource_version = 0
-        self.compacted_rv = 0
-        """Every change with rv <= compacted_rv has left the history window."""
+        self._compacted: dict[str, int] = collections.defaultdict(int)
+        """resource -> every change of it with rv <= this has left its history window."""
+        self._compacted_all = 0
         self.listeners: list[Callable[[Change], None]] = []
         """Synchronous callbacks run after each commit (state persistence, simulations)."""
 
@@ -141,13 +165,17 @@ class Store:
 
     def _commit(self, type_: str, resource: str, key: Key, obj: dict[str, Any], old: dict[str, Any] | None) -> Change:
         change = Change(self.resource_version, type_, resource, key, obj, old)
-        if len(self._history) == self._history.maxlen and self._history:
-            self.compacted_rv = self._history[0].rv
-        self._history.append(change)
+        history = self._history[resource]
+        if len(history) == history.maxlen:
+            self._compacted[resource] = history[0].rv
+        history.append(change)
         for watcher in list(self._watchers):
             watcher.offer(change)
         for listener in self.listeners:
-            listener(change)
+            try:
+                listener(change)
+            except Exception:  # noqa: BLE001 - a listener's failure must not undo or hide a committed write
+                log.exception("store listener failed on %s", key)
         return change
 
     def _next_rv(self) -> str:
@@ -250,15 +278,19 @@ class Store:
         """Open a watch delivering changes after ``since_rv`` (None: from now, the caller sends initial ADDEDs).
 
         Raises Expired (410) ``too old resource version: <rv> (<oldest-1>)`` when ``since_rv`` is older than the
-        history window. A ``since_rv`` ahead of the store is treated as "from now".
+        history window. For a ``since_rv`` ahead of the store only changes after it are delivered.
         """
         watcher = Watcher(resource, namespace, predicate, limit=self._watch_queue_limit)
-        if since_rv is not None and since_rv < self.resource_version:
-            if since_rv < self.compacted_rv:
-                raise errors.expired(f"too old resource version: {since_rv} ({self.compacted_rv})")
-            start = bisect.bisect_right(_RvView(self._history), since_rv)
-            for i in range(start, len(self._history)):
-                watcher.offer(self._history[i])
+        if since_rv is not None and since_rv > self.resource_version:
+            watcher.min_rv = since_rv
+        elif since_rv is not None and since_rv < self.resource_version:
+            compacted = self.compacted_rv(resource)
+            if since_rv < compacted:
+                raise errors.expired(f"too old resource version: {since_rv} ({compacted})")
+            history = self._history[resource]
+            start = bisect.bisect_right(_RvView(history), since_rv)
+            for i in range(start, len(history)):
+                watcher.offer(history[i])
         self._watchers.add(watcher)
         return watcher
 
@@ -272,10 +304,14 @@ class Store:
             watcher.close()
         self._watchers.clear()
 
+    def compacted_rv(self, resource: str) -> int:
+        """Changes of ``resource`` up to this resourceVersion have left its history window."""
+        return max(self._compacted[resource], self._compacted_all)
+
     def compact(self) -> None:
         """Drop all history, so every resume from an older resourceVersion gets 410 (etcd compaction)."""
         self._history.clear()
-        self.compacted_rv = self.resource_version
+        self._compacted_all = self.resource_version
 
     @property
     def watcher_count(self) -> int:
@@ -303,7 +339,8 @@ class Store:
                 self._sorted[resource].append(key)
             self._sorted[resource].sort()
         self.resource_version = int(snap["resourceVersion"])
-        self.compacted_rv = self.resource_version
+        self._compacted.clear()
+        self._compacted_all = self.resource_version
 
 
 class _RvView:

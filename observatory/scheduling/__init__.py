@@ -1,1 +1,47 @@
-"""Pure scheduling framework: filter and score plugins, FitError text, FailedScheduling parsing."""
+"""Pure scheduling framework: "which nodes can take this pod, and why not", as kube-scheduler v1.34.1 decides.
+
+The one implementation used by the lab's simulated default-scheduler, the why-pending diagnosis and any scheduler
+mode. No I/O: objects are Pod and Node JSON dicts as the API serves them (missing keys allowed).
+
+Typical use::
+
+    snapshot = Snapshot(nodes, pods)               # parse once; keep it and update it
+    decision = schedule_one(pod, snapshot)          # Decision(node=..., verdicts=..., scores=..., message=...)
+    if decision.node:
+        snapshot.assume(pod, decision.node)         # count it before the next pod
+        scheduled_message(namespace, name, decision.node)
+    else:
+        decision.message                             # the FailedScheduling text, byte for byte
+
+Modules (each names the upstream file it reproduces): :mod:`.quantity` (quantities), :mod:`.resources` (requests,
+units), :mod:`.pods` (priority, responsibility), :mod:`.taints`, :mod:`.nodeaffinity`, :mod:`.nodeinfo`
+(NodeInfo, Snapshot), :mod:`.filters` (the six Filter plugins), :mod:`.scoring`, :mod:`.preemption` (dry run),
+:mod:`.messages` (FitError text), :mod:`.framework` (one cycle).
+
+Units everywhere: cpu in millicores, memory and ephemeral-storage in bytes, pods a count, other resources
+``Quantity.Value()``.
+"""
+
+from .filters import FILTER_PLUGINS, resource_table, run_filters
+from .framework import Decision, TieBreaker, filter_nodes, lowest_name, schedule_one, seeded_tie_breaker
+from .messages import NO_NODES_AVAILABLE, fit_error_message, postfilter_message, scheduled_message
+from .nodeinfo import NodeInfo, PodInfo, Snapshot
+from .pods import DEFAULT_SCHEDULER_NAME, not_responsible_reason, pod_key, pod_priority, responsible_for_pod
+from .preemption import PreemptionVerdict, preemption_verdicts
+from .quantity import InvalidQuantity
+from .resources import compute_pod_resources, pod_requests
+from .scoring import MAX_NODE_SCORE, SCORE_WEIGHTS, NodeScore
+from .verdicts import (
+    SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, AffinityMismatch, InsufficientResource,
+    NodeNameMismatch, NodeVerdict, PortConflict, ResourceUse,
+)
+
+__all__ = [
+    "AffinityMismatch", "DEFAULT_SCHEDULER_NAME", "Decision", "FILTER_PLUGINS", "InsufficientResource",
+    "InvalidQuantity", "MAX_NODE_SCORE", "NO_NODES_AVAILABLE", "NodeInfo", "NodeNameMismatch", "NodeScore",
+    "NodeVerdict", "PodInfo", "PortConflict", "PreemptionVerdict", "ResourceUse", "SCORE_WEIGHTS", "SUCCESS",
+    "Snapshot", "TieBreaker", "UNSCHEDULABLE", "UNSCHEDULABLE_AND_UNRESOLVABLE", "compute_pod_resources",
+    "filter_nodes", "fit_error_message", "lowest_name", "not_responsible_reason", "pod_key", "pod_priority",
+    "pod_requests", "postfilter_message", "preemption_verdicts", "resource_table", "responsible_for_pod",
+    "run_filters", "schedule_one", "scheduled_message", "seeded_tie_breaker",
+]

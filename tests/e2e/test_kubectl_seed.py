@@ -110,10 +110,22 @@ def test_manual_binding_exercise_verbatim(lab):
     assert (deleted.returncode, deleted.stdout) == (0, 'pod "manual" deleted\n')
 
 
-def test_seam_b_watch_prints_a_new_row_when_the_pod_is_bound(lab):
+@pytest.fixture
+def slow_bind_lab(tmp_path, kubectl, monkeypatch) -> Iterator[Lab]:
+    """A lab whose scheduler waits 2 s before binding, so a watch started after ``kubectl run`` sees Pending."""
+    monkeypatch.setenv("OBSERVATORY_LAB__BIND_DELAY", "2")
+    lab = start_lab(tmp_path)
+    try:
+        yield lab
+    finally:
+        lab.proc.send_signal(signal.SIGTERM)
+        lab.proc.wait(timeout=10)
+
+
+def test_seam_b_watch_shows_node_name_empty_then_set(slow_bind_lab):
+    lab = slow_bind_lab
     run = lab.sh("kubectl run seamb --image=nginx --restart=Never")
     assert (run.returncode, run.stdout) == (0, "pod/seamb created\n"), run.stderr
-
     watcher = subprocess.Popen(
         ["kubectl", "get", "pod", "seamb", "-w", "-o", "custom-columns=NAME:.metadata.name,NODE:.spec.nodeName"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=lab.env(),
@@ -121,15 +133,11 @@ def test_seam_b_watch_prints_a_new_row_when_the_pod_is_bound(lab):
     try:
         assert watcher.stdout.readline().split() == ["NAME", "NODE"]
         assert watcher.stdout.readline().split() == ["seamb", "<none>"]
-        (lab.tmp / "b.json").write_text('{"apiVersion":"v1","kind":"Binding","metadata":{"name":"seamb"},'
-                                        '"target":{"kind":"Node","name":"pair-worker"}}')
-        bind = lab.sh("kubectl create --raw /api/v1/namespaces/default/pods/seamb/binding -f b.json")
-        assert bind.returncode == 0, bind.stderr
+        # The default-scheduler's Binding lands: the next frame has the node, with nothing in between.
         assert watcher.stdout.readline().split() == ["seamb", "pair-worker"]
     finally:
         watcher.kill()
         watcher.wait()
-
     deleted = lab.sh("kubectl delete pod seamb")
     assert (deleted.returncode, deleted.stdout) == (0, 'pod "seamb" deleted\n'), deleted.stderr
     gone = lab.sh("kubectl get pod seamb")
@@ -137,19 +145,23 @@ def test_seam_b_watch_prints_a_new_row_when_the_pod_is_bound(lab):
     assert gone.stderr == 'Error from server (NotFound): pods "seamb" not found\n'
 
 
-def test_get_watch_with_server_side_table_prints_the_bound_row(lab):
+def test_get_watch_shows_pending_then_container_creating_then_running(slow_bind_lab):
+    lab = slow_bind_lab
     assert lab.sh("kubectl run seamb --image=nginx --restart=Never").returncode == 0
     watcher = subprocess.Popen(["kubectl", "get", "pod", "seamb", "-w"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=lab.env())
+    statuses: list[str] = []
     try:
         assert watcher.stdout.readline().split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
-        assert watcher.stdout.readline().split()[:4] == ["seamb", "0/1", "Pending", "0"]
-        (lab.tmp / "b.json").write_text('{"metadata":{"name":"seamb"},"target":{"name":"pair-worker"}}')
-        assert lab.sh("kubectl create --raw /api/v1/namespaces/default/pods/seamb/binding -f b.json").returncode == 0
-        assert watcher.stdout.readline().split()[:4] == ["seamb", "0/1", "Pending", "0"]
+        while "Running" not in statuses:
+            cells = watcher.stdout.readline().split()
+            assert cells[0] == "seamb"
+            if not statuses or statuses[-1] != cells[2]:
+                statuses.append(cells[2])
     finally:
         watcher.kill()
         watcher.wait()
+    assert statuses == ["Pending", "ContainerCreating", "Running"]
 
 
 def test_get_nodes_and_describe_node(lab):
@@ -175,9 +187,12 @@ def test_label_taint_and_cordon_patch_the_node(lab):
     assert status.stdout.splitlines()[1].split()[1] == "Ready,SchedulingDisabled"
     taints = lab.sh("kubectl get node pair-worker -o jsonpath="
                     "'{.spec.taints[*].key} {.metadata.labels.disktype} {.metadata.annotations.lesson}'")
-    assert taints.stdout == "dedicated ssd taints"
+    # The node lifecycle controller adds its own NoSchedule taint to a cordoned node.
+    assert taints.stdout == "dedicated node.kubernetes.io/unschedulable ssd taints"
     assert lab.sh("kubectl taint node pair-worker dedicated-").stdout == "node/pair-worker untainted\n"
     assert lab.sh("kubectl uncordon pair-worker").stdout == "node/pair-worker uncordoned\n"
+    cleared = lab.sh("kubectl get node pair-worker -o jsonpath='{.spec.taints}'")
+    assert cleared.stdout == ""
 
 
 def test_apply_twice_is_unchanged_then_configured(lab):

@@ -12,6 +12,7 @@ import pytest
 
 from observatory.lab.server import LabServer
 from observatory.settings import LabSettings
+from tests.conftest import API_ONLY
 
 NS = "sched-lab"
 BIND = f"/api/v1/namespaces/{NS}/pods/manual/binding"
@@ -229,7 +230,7 @@ async def test_unknown_path_404(http):
 
 
 async def test_watch_too_old_resource_version_gets_410_error_event(tmp_path):
-    lab = LabServer(LabSettings(history_size=3), scenario="pair", kubeconfig_path=tmp_path / "kc")
+    lab = LabServer(LabSettings(history_size=3, **API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         import aiohttp
@@ -237,7 +238,7 @@ async def test_watch_too_old_resource_version_gets_410_error_event(tmp_path):
         async with aiohttp.ClientSession(base_url=lab.url) as http:
             for i in range(5):
                 assert (await post(http, "/api/v1/namespaces/default/pods", pod_manifest(f"p{i}")))[0] == 201
-            oldest_kept = lab.store.compacted_rv
+            oldest_kept = lab.store.compacted_rv("pods")
             async with http.get("/api/v1/pods?watch=1&resourceVersion=1") as resp:
                 assert resp.status == 200
                 assert resp.headers["Content-Type"] == "application/json"

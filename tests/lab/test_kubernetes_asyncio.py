@@ -11,6 +11,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from observatory.lab.server import LabServer
 from observatory.settings import LabSettings
+from tests.conftest import API_ONLY
 
 
 async def api_client(lab: LabServer) -> client.ApiClient:
@@ -64,7 +65,7 @@ async def test_watch_sees_exactly_one_modified_when_a_binding_lands(lab):
 
 
 async def test_watch_from_a_resource_version_older_than_the_history_gets_410(tmp_path):
-    lab = LabServer(LabSettings(history_size=2), scenario="pair", kubeconfig_path=tmp_path / "kc")
+    lab = LabServer(LabSettings(history_size=2, **API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         async with await api_client(lab) as api:
@@ -102,7 +103,7 @@ async def test_binding_with_preload_content_false_returns_the_exact_bytes(lab):
 
 
 async def test_non_loopback_lab_over_tls_with_verification_and_token(tmp_path):
-    lab = LabServer(LabSettings(), host="0.0.0.0", scenario="pair", kubeconfig_path=tmp_path / "kc")
+    lab = LabServer(LabSettings(**API_ONLY), host="0.0.0.0", scenario="pair", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         assert lab.url.startswith("https://") and lab.token

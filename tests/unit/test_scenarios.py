@@ -31,19 +31,21 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_list_scenarios_names_descriptions_and_paths() -> None:
     infos = list_scenarios()
-    assert [info.name for info in infos] == ["manual-binding", "pair"]
+    assert [info.name for info in infos] == ["busy", "gated", "manual-binding", "pair", "refusals"]
     assert all(isinstance(info, ScenarioInfo) for info in infos)
     for info in infos:
         assert info.path == scenarios.SCENARIO_DIR / f"{info.name}.yaml"
         assert info.path.is_file()
         assert info.description and "\n" not in info.description
-    assert infos[1].description.startswith("Two kind-like nodes")
-    assert infos[0].description.startswith("pair plus sched-lab/manual")
+    described = {info.name: info.description for info in infos}
+    assert described["pair"].startswith("Two kind-like nodes")
+    assert described["manual-binding"].startswith("pair plus sched-lab/manual")
 
 
 def test_shipped_files_are_inside_the_package() -> None:
     package_dir = Path(scenarios.__file__).parent
-    assert {p.name for p in package_dir.glob("*.yaml")} == {"pair.yaml", "manual-binding.yaml"}
+    assert {p.name for p in package_dir.glob("*.yaml")} == {
+        "busy.yaml", "gated.yaml", "manual-binding.yaml", "pair.yaml", "refusals.yaml"}
 
 
 # --- pair ---------------------------------------------------------------------------------------------------------
@@ -242,7 +244,8 @@ def error_for(tmp_path: Path, text: str) -> ScenarioError:
 def test_unknown_name_lists_available() -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenario("trio")
-    assert str(caught.value) == "trio: unknown scenario 'trio'; available scenarios: manual-binding, pair."
+    assert str(caught.value) == ("trio: unknown scenario 'trio'; available scenarios: busy, gated, manual-binding, "
+                                 "pair, refusals.")
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -299,7 +302,8 @@ def test_duplicate_key_is_an_error(tmp_path: Path) -> None:
     ("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\nkind: Scenario\ndescription: d\n",
      "document 2: a 'kind: Scenario' header must be the first document."),
     ("kind: Scenario\ndescription: d\nextends: trio\n",
-     "document 1: extends: unknown scenario 'trio'; available scenarios: manual-binding, pair."),
+     "document 1: extends: unknown scenario 'trio'; available scenarios: busy, gated, manual-binding, pair, "
+     "refusals."),
     ("!!python/object:os.system {}\n", None),
 ])
 def test_bad_documents(tmp_path: Path, text: str, reason: str | None) -> None:
@@ -343,11 +347,17 @@ def test_not_utf8(tmp_path: Path) -> None:
 # --- generated scenarios hook -------------------------------------------------------------------------------------
 
 
-def test_unregistered_generator_prefix() -> None:
+def test_unregistered_generator_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario("grid:nodes=3")
+    assert str(caught.value) == ("grid:nodes=3: unknown scenario generator 'grid' "
+                                 "(generators: scale; scenarios: busy, gated, manual-binding, pair, refusals).")
+    monkeypatch.setattr(scenarios, "_GENERATORS", {})
     with pytest.raises(ScenarioError) as caught:
         load_scenario("scale:nodes=3,pods=10")
     assert str(caught.value) == ("scale:nodes=3,pods=10: unknown scenario generator 'scale' "
-                                 "(generators: none registered yet; scenarios: manual-binding, pair).")
+                                 "(generators: none registered yet; scenarios: busy, gated, manual-binding, pair, "
+                                 "refusals).")
 
 
 def test_registered_generator_is_checked_and_ordered(monkeypatch: pytest.MonkeyPatch) -> None:

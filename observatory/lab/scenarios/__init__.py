@@ -1,7 +1,8 @@
 """Lab scenarios: YAML files of ordinary Kubernetes manifests that the lab creates before it serves.
 
 A scenario is a multi-document YAML file, like one you would give ``kubectl apply -f``. The shipped ones live next
-to this module (``pair.yaml``, ``manual-binding.yaml``); a scenario can also be any file path.
+to this module (``pair``, ``manual-binding``, ``refusals``, ``gated``, ``busy``; :func:`list_scenarios` describes
+them); a scenario can also be any file path.
 
 Header document
     The first document may be a header, recognised by ``kind: Scenario`` and no ``apiVersion``; it is not a
@@ -34,16 +35,18 @@ Errors
     wrong in one sentence, for example ``.../bad.yaml: document 3: metadata.name is missing.``
 
 Generated scenarios
-    Names of the form ``<prefix>:<arguments>`` (planned: ``scale:nodes=N,pods=M``) go to a generator registered
-    with :func:`register_generator`; none is registered yet. A generator returns manifests, which get the same
-    checks and ordering as a file's.
+    Names of the form ``<prefix>:<arguments>`` go to a generator registered with :func:`register_generator`. A
+    generator returns manifests, which get the same checks and ordering as a file's. Importing this package
+    registers ``scale`` (``scale:nodes=N,pods=M[,seed=S]``, see :mod:`observatory.lab.scenarios.scale`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -123,13 +126,29 @@ def load_scenario(name_or_path: str | os.PathLike[str], *, now: datetime | None 
     wrong with the input: unknown name, missing file, YAML syntax, a document that is not a Kubernetes object.
     """
     stamp = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if isinstance(name_or_path, os.PathLike):
-        manifests = _load_file(Path(name_or_path).expanduser(), chain=())
-    else:
-        manifests = _resolve(str(name_or_path), base=None, chain=())
-    for doc in manifests:
-        _stamp_conditions(doc, stamp)
-    return sorted(manifests, key=lambda doc: _ORDER.get(doc["kind"], 2))
+    with _gc_paused():
+        if isinstance(name_or_path, os.PathLike):
+            manifests = _load_file(Path(name_or_path).expanduser(), chain=())
+        else:
+            manifests = _resolve(str(name_or_path), base=None, chain=())
+        for doc in manifests:
+            _stamp_conditions(doc, stamp)
+        return sorted(manifests, key=lambda doc: _ORDER.get(doc["kind"], 2))
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Hold the cyclic garbage collector while a scenario is built: with tens of thousands of new objects alive
+    (``scale:nodes=1000,pods=50000``), each full collection walks them all again, which costs more than the load
+    itself. The manifests hold no reference cycles; whatever garbage the YAML parser leaves is collected as usual
+    once the collector runs again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # --- resolution ---------------------------------------------------------------------------------------------------
@@ -375,3 +394,12 @@ def _stamp_conditions(doc: dict[str, Any], stamp: str) -> None:
             for field in fields:
                 if condition.get(field) is None:
                     condition[field] = stamp
+
+
+def _register_shipped_generators() -> None:
+    from observatory.lab.scenarios import scale
+
+    register_generator("scale", scale.generate)
+
+
+_register_shipped_generators()

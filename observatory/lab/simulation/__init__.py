@@ -1,0 +1,74 @@
+"""The lab's simulated control plane: default-scheduler, kubelets, pod GC and node lifecycle.
+
+Each component is a client of the store (list-then-watch through :mod:`.informer`, writes through the registry),
+never reaching into its dicts, so it behaves towards the API exactly as its real counterpart does: a hand-bind that
+beats the scheduler makes the scheduler's own bind fail with the 409, and so on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from typing import Any
+
+from observatory.lab.registry import Registry
+from observatory.settings import LabSettings
+
+log = logging.getLogger(__name__)
+
+
+class Simulations:
+    """Starts and stops the simulated components that ``settings`` turns on."""
+
+    def __init__(self, registry: Registry, settings: LabSettings) -> None:
+        self.registry = registry
+        self.settings = settings
+        self.scheduler: Any = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        from observatory.lab.simulation.events import EventWriter
+        from observatory.lab.simulation.kubelet import Kubelets
+        from observatory.lab.simulation.nodelifecycle import NodeLifecycle
+        from observatory.lab.simulation.podgc import PodGC
+        from observatory.lab.simulation.scheduler import DefaultScheduler
+
+        events = EventWriter(self.registry)
+        components: list[Any] = []
+        if self.settings.node_lifecycle:
+            components.append(NodeLifecycle(self.registry))
+        if self.settings.scheduler:
+            self.scheduler = DefaultScheduler(self.registry, events, self.settings, host=_scheduler_host(self.registry))
+            components.append(self.scheduler)
+        if self.settings.kubelet:
+            components.append(Kubelets(self.registry, events, self.settings))
+        if self.settings.podgc:
+            components.append(PodGC(self.registry, self.settings))
+        loop = asyncio.get_running_loop()
+        for component in components:
+            task = loop.create_task(component.run(), name=f"lab-{type(component).__name__}")
+            task.add_done_callback(_report_crash)
+            self._tasks.append(task)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+
+
+def _report_crash(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("simulated component %s stopped: %r", task.get_name(), task.exception())
+
+
+def _scheduler_host(registry: Registry) -> str:
+    """The host kube-scheduler runs on: the control-plane node when the lab has one (as in kind), else this host."""
+    for node in registry.store.iter("nodes"):
+        if "node-role.kubernetes.io/control-plane" in ((node.get("metadata") or {}).get("labels") or {}):
+            return node["metadata"]["name"]
+    return socket.gethostname()

@@ -1,0 +1,301 @@
+"""Simulated kubelets: start what is bound to a Ready node, stop what is deleted, renew node Leases.
+
+What a pod goes through is the kubelet's (reference §5; k/k ``pkg/kubelet/kubelet_pods.go``
+``generateAPIPodStatus``, ``pkg/kubelet/events/event.go``, ``pkg/kubelet/images/image_manager.go``,
+``pkg/kubelet/kuberuntime/kuberuntime_container.go``):
+
+1. first sync: hostIP, startTime, every container waiting ``ContainerCreating``, conditions
+   PodReadyToStartContainers False, Initialized True, Ready False and ContainersReady False (ContainersNotReady),
+   PodScheduled True;
+2. per container: ``Pulling image "IMG"``, ``Successfully pulled image "IMG" in …`` (or ``Container image "IMG"
+   already present on machine``), ``Created container: NAME``, ``Started container NAME``;
+3. phase Running with podIP, containers running and ready, every condition True.
+
+A pod with ``deletionTimestamp`` is stopped (``Killing``: ``Stopping container NAME``) and removed after its grace
+period, capped by the lab settings. Nothing happens on a node that is not Ready, so pods there stay Pending or
+Terminating. Only one kubelet object runs for all nodes; it acts per node as each real kubelet would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import logging
+import random
+from typing import Any
+
+from observatory.lab import errors
+from observatory.lab.registry import Registry
+from observatory.lab.resources import ALL, CORE_V1
+from observatory.lab.simulation.events import EventWriter, micro_time
+from observatory.lab.simulation.informer import Informer
+from observatory.lab.store import now_rfc3339
+from observatory.settings import LabSettings
+
+log = logging.getLogger(__name__)
+
+PODS = CORE_V1["pods"]
+
+
+def node_ready(node: dict[str, Any] | None) -> bool:
+    """The node's Ready condition is True."""
+    for cond in ((node or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return cond.get("status") == "True"
+    return False
+
+
+def node_internal_ip(node: dict[str, Any]) -> str:
+    for addr in (node.get("status") or {}).get("addresses") or []:
+        if addr.get("type") == "InternalIP":
+            return addr.get("address", "")
+    return ""
+
+
+def pod_ip(pod: dict[str, Any], node: dict[str, Any]) -> str:
+    """A stable address inside the node's podCIDR (``10.244.N.0/24`` style), derived from the pod's uid."""
+    cidr = (node.get("spec") or {}).get("podCIDR") or "10.244.0.0/24"
+    prefix = cidr.split("/")[0].rsplit(".", 1)[0]
+    digest = hashlib.sha256(pod["metadata"].get("uid", pod["metadata"]["name"]).encode()).digest()
+    return f"{prefix}.{2 + digest[0] % 250}"
+
+
+def _cond(type_: str, status: str, now: str, reason: str = "", message: str = "") -> dict[str, Any]:
+    cond: dict[str, Any] = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now}
+    if reason:
+        cond["reason"] = reason
+    if message:
+        cond["message"] = message
+    return cond
+
+
+def _image_ref(image: str) -> str:
+    """The fully qualified image name the runtime reports (``docker.io/library/nginx:latest``)."""
+    name = image.split("@")[0]
+    if "/" not in name.split(":")[0] or ("." not in name.split("/")[0] and ":" not in name.split("/")[0]
+                                           and name.split("/")[0] != "localhost"):
+        name = ("docker.io/" + ("library/" if "/" not in name else "") + name)
+    last = name.rsplit("/", 1)[-1]
+    return name if ":" in last else name + ":latest"
+
+
+class Kubelets:
+    """The kubelets of every node in the lab, acting on pods bound to Ready nodes."""
+
+    def __init__(self, registry: Registry, events: EventWriter, settings: LabSettings) -> None:
+        self.registry = registry
+        self.events = events
+        self.settings = settings
+        self.pods = Informer(registry.store, "pods", self._on_pod)
+        self.nodes = Informer(registry.store, "nodes", self._on_node)
+        self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._images: dict[str, set[str]] = {}
+
+    # -- informer callbacks ----------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.nodes.start()
+        for pod in self.pods.start():
+            self._consider(pod)
+
+    async def run(self) -> None:
+        self.start()
+        try:
+            await asyncio.gather(self.pods.run(), self.nodes.run(), self._renew_leases())
+        finally:
+            for task in self._tasks.values():
+                task.cancel()
+
+    def _on_pod(self, type_: str, pod: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if type_ != "DELETED":
+            self._consider(pod)
+
+    def _on_node(self, type_: str, node: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if type_ != "DELETED" and node_ready(node) and not node_ready(old):
+            name = node["metadata"]["name"]
+            for pod in list(self.pods.cache.values()):
+                if (pod.get("spec") or {}).get("nodeName") == name:
+                    self._consider(pod)
+
+    def _consider(self, pod: dict[str, Any]) -> None:
+        """Start or stop the pod if its node is Ready and nothing is already under way for it."""
+        meta = pod["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        node = self.nodes.cache.get(("", (pod.get("spec") or {}).get("nodeName") or ""))
+        if node is None or not node_ready(node):
+            return
+        running = self._tasks.get(key)
+        if "deletionTimestamp" in meta:
+            if running is not None and getattr(running, "purpose", "") == "stop":
+                return
+            if running is not None:
+                running.cancel()
+            self._spawn(key, "stop", self._stop(key, node["metadata"]["name"]))
+            return
+        status = pod.get("status") or {}
+        if running is None and status.get("phase", "Pending") == "Pending" and not status.get("containerStatuses"):
+            self._spawn(key, "start", self._start(key, node["metadata"]["name"]))
+
+    def _spawn(self, key: tuple[str, str], purpose: str, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        task.purpose = purpose  # type: ignore[attr-defined]
+        self._tasks[key] = task
+        task.add_done_callback(lambda t, k=key: self._tasks.pop(k, None) if self._tasks.get(k) is t else None)
+
+    # -- pod lifecycle ---------------------------------------------------------------------------------------------
+
+    def _current(self, key: tuple[str, str], node: str) -> dict[str, Any] | None:
+        """The pod as stored now, if it is still bound to ``node`` and not being deleted."""
+        pod = self.registry.store.get("pods", *key)
+        if pod is None or (pod.get("spec") or {}).get("nodeName") != node or "deletionTimestamp" in pod["metadata"]:
+            return None
+        return pod
+
+    def _write_status(self, pod: dict[str, Any], status: dict[str, Any]) -> dict[str, Any] | None:
+        meta = pod["metadata"]
+        try:
+            return self.registry.update_status(PODS, meta.get("namespace", ""), meta["name"],
+                                               {"metadata": {"resourceVersion": meta["resourceVersion"]},
+                                                "status": status})
+        except errors.StatusError:
+            return None  # changed meanwhile (deleted, rebound): the informer brings the next state
+
+    async def _pause(self, share: float) -> None:
+        total = self.settings.kubelet_start_seconds
+        await asyncio.sleep(max(0.0, total * share * random.uniform(0.8, 1.2)))
+
+    async def _start(self, key: tuple[str, str], node_name: str) -> None:
+        pod = self._current(key, node_name)
+        node = self.nodes.cache.get(("", node_name))
+        if pod is None or node is None:
+            return
+        now = now_rfc3339()
+        containers = (pod.get("spec") or {}).get("containers") or []
+        names = [c["name"] for c in containers]
+        host_ip = node_internal_ip(node)
+        waiting = [{"name": c["name"], "state": {"waiting": {"reason": "ContainerCreating"}}, "lastState": {},
+                    "ready": False, "restartCount": 0, "image": c.get("image", ""), "imageID": "",
+                    "started": False} for c in containers]
+        unready = f"containers with unready status: [{' '.join(names)}]"
+        status = copy.deepcopy(pod.get("status") or {})
+        status.update({
+            "phase": "Pending",
+            "conditions": [
+                _cond("PodReadyToStartContainers", "False", now),
+                _cond("Initialized", "True", now),
+                _cond("Ready", "False", now, "ContainersNotReady", unready),
+                _cond("ContainersReady", "False", now, "ContainersNotReady", unready),
+                self._scheduled(pod, now),
+            ],
+            "hostIP": host_ip, "hostIPs": [{"ip": host_ip}] if host_ip else [],
+            "startTime": now, "containerStatuses": waiting,
+        })
+        pod = self._write_status(pod, status)
+        if pod is None:
+            return
+        pulled = self._images.setdefault(node_name, set())
+        for c in containers:
+            await self._pause(0.15)
+            image = c.get("image", "")
+            if image in pulled and c.get("imagePullPolicy") != "Always":
+                self.events.kubelet_event(pod, node_name, "Pulled", f'Container image "{image}" already present on '
+                                          "machine", container=c["name"])
+            else:
+                self.events.kubelet_event(pod, node_name, "Pulling", f'Pulling image "{image}"', container=c["name"])
+                started = asyncio.get_running_loop().time()
+                await self._pause(0.35)
+                took = _go_duration(asyncio.get_running_loop().time() - started)
+                size = 10_000_000 + int.from_bytes(hashlib.sha256(image.encode()).digest()[:3], "big") * 10
+                self.events.kubelet_event(pod, node_name, "Pulled", f'Successfully pulled image "{image}" in {took} '
+                                          f"({took} including waiting). Image size: {size} bytes.", container=c["name"])
+                pulled.add(image)
+            self.events.kubelet_event(pod, node_name, "Created", f"Created container: {c['name']}", container=c["name"])
+            self.events.kubelet_event(pod, node_name, "Started", f"Started container {c['name']}", container=c["name"])
+        await self._pause(0.1)
+        pod = self._current(key, node_name)
+        if pod is None:
+            return
+        now = now_rfc3339()
+        ip = pod_ip(pod, node)
+        running = []
+        for c in containers:
+            ref = _image_ref(c.get("image", ""))
+            digest = hashlib.sha256(ref.encode()).hexdigest()
+            cid = hashlib.sha256((pod["metadata"].get("uid", "") + c["name"]).encode()).hexdigest()
+            running.append({"name": c["name"], "state": {"running": {"startedAt": now}}, "lastState": {},
+                            "ready": True, "restartCount": 0, "image": ref,
+                            "imageID": f"{ref.rsplit(':', 1)[0]}@sha256:{digest}",
+                            "containerID": f"containerd://{cid}", "started": True})
+        status = copy.deepcopy(pod.get("status") or {})
+        status.update({
+            "phase": "Running",
+            "conditions": [_cond("PodReadyToStartContainers", "True", now), _cond("Initialized", "True",
+                           _transition(status, "Initialized", now)), _cond("Ready", "True", now),
+                           _cond("ContainersReady", "True", now), self._scheduled(pod, now)],
+            "podIP": ip, "podIPs": [{"ip": ip}], "containerStatuses": running,
+        })
+        self._write_status(pod, status)
+
+    @staticmethod
+    def _scheduled(pod: dict[str, Any], now: str) -> dict[str, Any]:
+        for cond in (pod.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == "PodScheduled" and cond.get("status") == "True":
+                return {k: v for k, v in cond.items() if k not in ("reason", "message")}
+        return _cond("PodScheduled", "True", now)
+
+    async def _stop(self, key: tuple[str, str], node_name: str) -> None:
+        pod = self.registry.store.get("pods", *key)
+        if pod is None:
+            return
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            if "running" in (status.get("state") or {}):
+                self.events.kubelet_event(pod, node_name, "Killing", f"Stopping container {status['name']}",
+                                          container=status["name"])
+        grace = pod["metadata"].get("deletionGracePeriodSeconds")
+        grace = 30 if grace is None else grace
+        await asyncio.sleep(min(float(grace), self.settings.termination_grace_cap))
+        try:
+            self.registry.delete(PODS, key[0], key[1], grace_period=0)
+        except errors.StatusError:
+            pass
+
+    # -- node leases -----------------------------------------------------------------------------------------------
+
+    async def _renew_leases(self) -> None:
+        """Each Ready node's kubelet renews ``kube-node-lease/<node>`` (leaseDurationSeconds 40)."""
+        leases = ALL["leases"]
+        while True:
+            for (_, name), node in list(self.nodes.cache.items()):
+                if not node_ready(node):
+                    continue
+                spec = {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": micro_time()}
+                current = self.registry.store.get("leases", "kube-node-lease", name)
+                try:
+                    if current is None:
+                        owner = {"apiVersion": "v1", "kind": "Node", "name": name,
+                                 "uid": node["metadata"].get("uid", "")}
+                        self.registry.create(leases, "kube-node-lease", {
+                            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                            "metadata": {"name": name, "ownerReferences": [owner]}, "spec": spec})
+                    else:
+                        self.registry.update(leases, "kube-node-lease", name, {**current, "spec": spec})
+                except errors.StatusError:
+                    pass
+            await asyncio.sleep(self.settings.node_lease_renew_interval)
+
+
+def _transition(status: dict[str, Any], type_: str, default: str) -> str:
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == type_ and cond.get("status") == "True":
+            return cond.get("lastTransitionTime") or default
+    return default
+
+
+def _go_duration(seconds: float) -> str:
+    """A Go ``time.Duration`` string truncated to milliseconds, as the kubelet prints pull times (``806ms``,
+    ``1.462s``)."""
+    ms = int(seconds * 1000)
+    if ms < 1000:
+        return f"{ms}ms"
+    return f"{ms / 1000:.3f}".rstrip("0").rstrip(".") + "s"

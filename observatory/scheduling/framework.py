@@ -1,0 +1,152 @@
+"""One scheduling cycle: PreFilter, Filter, PostFilter (dry run), Score and host selection.
+
+Reproduces the shape of ``pkg/scheduler/schedule_one.go`` in kube-scheduler v1.34.1 (``schedulePod``,
+``findNodesThatFitPod``, ``prioritizeNodes``, ``selectHost``) and ``pkg/scheduler/framework/runtime/framework.go``
+(``RunPreFilterPlugins``, ``RunFilterPlugins``, ``RunPostFilterPlugins``):
+
+* no nodes at all: ``no nodes available to schedule pods``;
+* NodeAffinity's PreFilter: required terms that all name nodes with ``matchFields metadata.name In`` restrict the
+  cycle to those nodes; the others get ``node(s) didn't satisfy plugin(s) [NodeAffinity]``; terms naming disjoint
+  node sets reject the pod outright with ``pod affinity terms conflict``;
+* every remaining node is filtered (upstream samples only a percentage of nodes in clusters over 100 nodes; this
+  evaluates all of them, so the chosen node can differ there);
+* no feasible node: the FitError message, with the preemption dry run as PostFilter;
+* feasible nodes are scored (see :mod:`.scoring`) and the highest total wins. Upstream breaks ties at random
+  (reservoir sampling in ``selectHost``); here a ``tie_breaker`` picks among the tied names, given in node order.
+  The default, :func:`lowest_name`, takes the smallest name, so results are reproducible; use
+  :func:`seeded_tie_breaker` for upstream-like random choice with a seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .filters import NODE_AFFINITY, resource_table, run_filters
+from .messages import NO_NODES_AVAILABLE, fit_error_message, postfilter_message
+from .nodeinfo import PodInfo, Snapshot
+from .preemption import PreemptionVerdict, preemption_verdicts
+from .scoring import NodeScore, score_nodes
+from .verdicts import UNSCHEDULABLE_AND_UNRESOLVABLE, NodeVerdict
+
+__all__ = ["Decision", "TieBreaker", "filter_nodes", "lowest_name", "schedule_one", "seeded_tie_breaker"]
+
+TieBreaker = Callable[[Sequence[str]], str]
+"""Picks one node name among the names tied for the highest score (at least two, in node order)."""
+
+ERR_AFFINITY_CONFLICT = "pod affinity terms conflict"
+
+
+def lowest_name(tied: Sequence[str]) -> str:
+    """The default tie-breaker: the lexicographically smallest node name."""
+    return min(tied)
+
+
+def seeded_tie_breaker(seed: int | str | None = None) -> TieBreaker:
+    """A tie-breaker choosing at random like upstream, from its own ``random.Random(seed)``: the same seed and
+    the same sequence of ties give the same choices."""
+    rng = random.Random(seed)
+    return lambda tied: rng.choice(list(tied))
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome of :func:`schedule_one`.
+
+    ``pod``: ``namespace/name``. ``node``: the chosen node, or None. ``verdicts``: node name -> NodeVerdict for
+    every node, in node order. ``scores``: node name -> NodeScore for the feasible nodes (empty when none).
+    ``message``: when ``node`` is None, the text upstream puts in the FailedScheduling event and the PodScheduled
+    condition (a FitError, ``no nodes available to schedule pods``, or the error). ``preemption``: the dry run's
+    verdict per node when no node fitted (None when it did not run, or the pod may not preempt). ``error``: set
+    when the pod itself is broken (invalid quantities); upstream's condition reason is then ``SchedulerError``."""
+
+    pod: str
+    node: str | None
+    verdicts: Mapping[str, NodeVerdict]
+    scores: Mapping[str, NodeScore]
+    message: str | None
+    preemption: Mapping[str, PreemptionVerdict] | None = None
+    error: str | None = None
+
+    @property
+    def feasible(self) -> tuple[str, ...]:
+        """Names of the nodes that passed every filter, in node order."""
+        return tuple(name for name, v in self.verdicts.items() if v.feasible)
+
+    @property
+    def condition_reason(self) -> str | None:
+        """``PodScheduled=False`` reason for a failure: ``Unschedulable`` or ``SchedulerError``; None on success."""
+        if self.node is not None:
+            return None
+        return "SchedulerError" if self.error else "Unschedulable"
+
+    @property
+    def preemption_candidates(self) -> tuple[str, ...]:
+        """Nodes where upstream would preempt (the lab never does)."""
+        return tuple(n for n, v in (self.preemption or {}).items() if v.candidate)
+
+
+def _snapshot(nodes: Snapshot | Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]) -> Snapshot:
+    if isinstance(nodes, Snapshot):
+        if pods:
+            raise ValueError("pass pods either inside the Snapshot or with node JSON, not both")
+        return nodes
+    return Snapshot(nodes, pods)
+
+
+def _filter(pod: PodInfo, snapshot: Snapshot) -> tuple[dict[str, NodeVerdict], str | None]:
+    names = pod.affinity.node_names
+    if names is not None and not names:
+        return {n.name: NodeVerdict(n.name, NODE_AFFINITY, UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_AFFINITY_CONFLICT,),
+                                    (), resource_table(pod, n), n.errors) for n in snapshot}, ERR_AFFINITY_CONFLICT
+    verdicts = {}
+    for info in snapshot:
+        if names is not None and info.name not in names:
+            verdicts[info.name] = NodeVerdict(
+                info.name, NODE_AFFINITY, UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node(s) didn't satisfy plugin(s) [{NODE_AFFINITY}]",), (), resource_table(pod, info), info.errors)
+        else:
+            verdicts[info.name] = run_filters(pod, info)
+    return verdicts, None
+
+
+def filter_nodes(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Mapping[str, Any]],
+                 pods: Iterable[Mapping[str, Any]] = ()) -> dict[str, NodeVerdict]:
+    """Which nodes can take ``pod`` and why not: node name -> :class:`NodeVerdict`, in node order.
+
+    ``nodes`` is Node JSON (then ``pods`` are all pods, assigned or not) or a prepared :class:`Snapshot`."""
+    info = pod if isinstance(pod, PodInfo) else PodInfo.from_pod(pod)
+    return _filter(info, _snapshot(nodes, pods))[0]
+
+
+def schedule_one(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Mapping[str, Any]],
+                 pods: Iterable[Mapping[str, Any]] = (), *, tie_breaker: TieBreaker | None = None,
+                 dra_fragment: bool = True) -> Decision:
+    """Run one scheduling cycle for ``pod`` and return the :class:`Decision`; nothing is bound or evicted.
+
+    ``nodes``/``pods`` as for :func:`filter_nodes`. To place many pods, keep one :class:`Snapshot` and call
+    ``snapshot.assume(pod, decision.node)`` after each success. ``dra_fragment=False`` leaves
+    ``no new claims to deallocate, `` out of FitError messages (clusters without DRA)."""
+    info = pod if isinstance(pod, PodInfo) else PodInfo.from_pod(pod)
+    snapshot = _snapshot(nodes, pods)
+    if len(snapshot) == 0:
+        return Decision(info.key, None, {}, {}, NO_NODES_AVAILABLE)
+    verdicts, prefilter_message = _filter(info, snapshot)
+    if info.resources.errors:
+        error = "; ".join(info.resources.errors)
+        return Decision(info.key, None, verdicts, {}, error, error=error)
+    feasible = [snapshot.get(name) for name, v in verdicts.items() if v.feasible]
+    if not feasible:
+        by_name = {n.name: n for n in snapshot}
+        preemption = preemption_verdicts(info, by_name, verdicts)
+        post = postfilter_message(len(snapshot), preemption, dra_fragment=dra_fragment)
+        message = fit_error_message(len(snapshot), verdicts, prefilter_message=prefilter_message,
+                                    postfilter_message=post)
+        return Decision(info.key, None, verdicts, {}, message, preemption)
+    scores = score_nodes(info, feasible)
+    best = max(s.total for s in scores.values())
+    tied = [name for name, s in scores.items() if s.total == best]
+    chosen = tied[0] if len(tied) == 1 else (tie_breaker or lowest_name)(tied)
+    return Decision(info.key, chosen, verdicts, scores, None)
