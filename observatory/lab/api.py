@@ -76,6 +76,11 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
 # -- discovery and openapi -----------------------------------------------------------------------------------------
 
 
+async def get_health(request: web.Request) -> web.Response:
+    """``/healthz``, ``/livez``, ``/readyz``: plain ``ok`` as kube-apiserver's health checks answer."""
+    return web.Response(text="ok", content_type="text/plain", charset="utf-8")
+
+
 async def get_version(request: web.Request) -> web.Response:
     return json_response(resources.version_info())
 
@@ -406,7 +411,7 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
                              group="meta.k8s.io")
     initial = rv_text in ("", "0") if not send_initial else send_initial == "true"
     since: int | None = None
-    if not initial or send_initial:
+    if not initial:
         try:
             since = int(rv_text) if rv_text else None
         except ValueError:
@@ -437,21 +442,24 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
         return go_json({"type": type_, "object": with_kind(obj, rt.kind, rt.api_version)})
 
     try:
-        watcher = store.watch(rt.name, query.namespace, predicate, None if initial and since is None else since)
+        # With initial events (watch-list included) the stream continues from this snapshot, never from older history.
+        watcher = store.watch(rt.name, query.namespace, predicate, None if initial else since)
+        snapshot_rv = store.resource_version
+        initial_objects = list(store.iter(rt.name, query.namespace)) if initial else []
     except errors.StatusError as exc:
         await response.write(go_json({"type": "ERROR", "object": exc.status}))
         await response.write_eof()
         return response
     try:
         if initial:
-            chunk = [encode("ADDED", obj) for obj in store.iter(rt.name, query.namespace)
+            chunk = [encode("ADDED", obj) for obj in initial_objects
                      if predicate is None or safe_match(predicate, obj)]
             if chunk:
                 await response.write(b"".join(chunk))
             if send_initial == "true" and bookmarks:
                 await response.write(go_json({"type": "BOOKMARK", "object": {
                     "kind": rt.kind, "apiVersion": rt.api_version,
-                    "metadata": {"resourceVersion": str(store.resource_version),
+                    "metadata": {"resourceVersion": str(snapshot_rv),
                                  "annotations": {"k8s.io/initial-events-end": "true"}}}}))
         await _pump(request, response, watcher, store, settings, rt, encode, timeout, bookmarks)
     except (ConnectionResetError, asyncio.CancelledError):
@@ -508,6 +516,8 @@ def build_app(lab: LabContext) -> web.Application:
     """The aiohttp application serving the lab's API for ``lab``."""
     app = web.Application(middlewares=[error_middleware], client_max_size=decoding.MAX_BODY_BYTES + 1)
     app[CONTEXT_KEY] = lab
+    for health in ("/healthz", "/livez", "/readyz"):
+        app.router.add_get(health, get_health)
     app.router.add_get("/version", get_version)
     app.router.add_get("/version/", get_version)
     app.router.add_get("/api", get_api)

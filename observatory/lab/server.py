@@ -22,14 +22,17 @@ from aiohttp import web
 from observatory.lab import errors, kubeconfig, scenarios, security
 from observatory.lab.api import LabContext, build_app
 from observatory.lab.registry import Registry
-from observatory.lab.resources import CORE_V1
+from observatory.lab.resources import ALL
 from observatory.lab.simulation import Simulations
 from observatory.lab.store import Change, Store, now_rfc3339
 from observatory.settings import LabSettings
 
 log = logging.getLogger(__name__)
 
-KIND_TO_RESOURCE = {rt.kind: rt for rt in CORE_V1.values()}
+KIND_TO_RESOURCE = {rt.kind: rt for rt in ALL.values()}
+
+SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+"""Namespaces every cluster has; a scenario that leaves them out gets them anyway, as kube-apiserver creates them."""
 
 
 class LabError(Exception):
@@ -39,13 +42,13 @@ class LabError(Exception):
 def apply_manifests(registry: Registry, manifests: list[dict[str, Any]], source: str) -> None:
     """Create each manifest through the registry, as ``kubectl create`` would; node status is kept as given.
 
-    Raises LabError naming ``source`` and the document when the API refuses one.
+    Raises LabError naming ``source`` and the object when the API refuses one.
     """
-    for index, manifest in enumerate(manifests, start=1):
+    for manifest in manifests:
         rt = KIND_TO_RESOURCE.get(manifest.get("kind", ""))
         name = (manifest.get("metadata") or {}).get("name", "?")
         if rt is None or manifest.get("apiVersion") != rt.api_version:
-            raise LabError(f"{source}: document {index} ({manifest.get('kind')} {name}): the lab does not serve "
+            raise LabError(f"{source}: {manifest.get('kind')} {name}: the lab does not serve "
                            f"apiVersion {manifest.get('apiVersion')!r} kind {manifest.get('kind')!r}")
         namespace = (manifest.get("metadata") or {}).get("namespace", "default") if rt.namespaced else ""
         try:
@@ -54,9 +57,9 @@ def apply_manifests(registry: Registry, manifests: list[dict[str, Any]], source:
                 status = _stamp_times(manifest["status"])
                 registry.update_status(rt, "", created["metadata"]["name"], {"metadata": {}, "status": status})
         except errors.StatusError as exc:
-            raise LabError(f"{source}: document {index} ({manifest.get('kind')} {name}): {exc.message}") from None
+            raise LabError(f"{source}: {manifest.get('kind')} {name}: {exc.message}") from None
         except Exception as exc:  # noqa: BLE001 - a malformed manifest is the author's to fix, never a traceback
-            raise LabError(f"{source}: document {index} ({manifest.get('kind')} {name}): cannot be loaded: "
+            raise LabError(f"{source}: {manifest.get('kind')} {name}: cannot be loaded: "
                            f"{exc}") from None
 
 
@@ -115,7 +118,10 @@ class LabServer:
             manifests = scenarios.load_scenario(self.scenario)
         except scenarios.ScenarioError as exc:
             raise LabError(str(exc)) from None
-        apply_manifests(self.registry, manifests, f"scenario {self.scenario}")
+        declared = {(m.get("metadata") or {}).get("name") for m in manifests if m.get("kind") == "Namespace"}
+        system = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                  for name in SYSTEM_NAMESPACES if name not in declared]
+        apply_manifests(self.registry, system + manifests, f"scenario {self.scenario}")
 
     async def start(self) -> None:
         """Load, listen and write the kubeconfig. Raises LabError when the address cannot be used."""

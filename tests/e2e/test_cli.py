@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -127,3 +128,24 @@ def test_non_loopback_lab_uses_https_and_a_token(tmp_path, kubectl):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=10)
+
+
+def test_no_scheduler_flag_leaves_pods_pending_and_scheduler_name_adds_a_profile(tmp_path, kubectl):
+    lab = start_lab(tmp_path, "--no-scheduler")
+    try:
+        assert lab.sh("kubectl run alone --image=nginx --restart=Never").returncode == 0
+        time.sleep(0.5)  # a negative: the default bind delay has passed and nothing may have bound it
+        assert lab.sh("kubectl get pod alone -o jsonpath='{.spec.nodeName}'").stdout == ""
+    finally:
+        stop(lab)
+    lab = start_lab(tmp_path, "--scheduler-name", "my-scheduler", "--no-kubelet")
+    try:
+        pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: mine}\n"
+               "spec: {schedulerName: my-scheduler, containers: [{name: c, image: nginx}]}\n")
+        assert lab.sh("kubectl apply -f -", stdin=pod).returncode == 0
+        waited = lab.sh("kubectl wait --for=jsonpath='{.spec.nodeName}'=pair-worker pod/mine --timeout=20s")
+        assert waited.returncode == 0, waited.stderr
+        time.sleep(0.3)
+        assert lab.sh("kubectl get pod mine -o jsonpath='{.status.phase}'").stdout == "Pending"  # no kubelet
+    finally:
+        stop(lab)

@@ -247,3 +247,34 @@ async def test_scheduler_holds_its_lease(cluster):
     lease = await eventually(lambda: lab.store.get("leases", "kube-system", "kube-scheduler"))
     assert lease["spec"]["holderIdentity"].startswith("pair-control-plane_")
     assert lease["spec"]["leaseDurationSeconds"] == 15
+
+
+async def test_removing_the_last_gate_lets_the_scheduler_place_the_pod(cluster):
+    lab, http = cluster
+    await create(http, pod("gated", schedulingGates=[{"name": "example.com/quota"}]))
+    current = stored(lab, "gated")
+    ungated = {**current, "spec": {**current["spec"], "schedulingGates": []}}
+    async with http.put("/api/v1/namespaces/default/pods/gated", json=ungated) as resp:
+        assert resp.status == 200, await resp.text()
+    assert await eventually(lambda: stored(lab, "gated")["spec"].get("nodeName")) == "pair-worker"
+
+
+@pytest.mark.parametrize("lab_settings", [LabSettings(scheduler_names=["default-scheduler", "my-scheduler"],
+                                                      bind_delay=0.0, kubelet=False)])
+async def test_extra_scheduler_names_are_profiles_of_the_lab_scheduler(cluster):
+    lab, http = cluster
+    await create(http, pod("mine", schedulerName="my-scheduler"))
+    await eventually(lambda: stored(lab, "mine")["spec"].get("nodeName"))
+    [event] = await eventually(lambda: [e for e in lab.store.iter("events", "default")
+                                        if e["involvedObject"]["name"] == "mine"])
+    assert (event["reason"], event["reportingComponent"], event["reportingInstance"]) == (
+        "Scheduled", "my-scheduler", "my-scheduler-pair-control-plane")
+
+
+@pytest.mark.parametrize("lab_settings", [LabSettings(scheduler=False, kubelet=False)])
+async def test_without_the_scheduler_pods_stay_pending_with_no_events(cluster):
+    lab, http = cluster
+    await create(http, pod("alone"))
+    await asyncio.sleep(0.3)  # a negative: nothing may happen, so there is no condition to wait for
+    assert not stored(lab, "alone")["spec"].get("nodeName")
+    assert list(lab.store.iter("events", "default")) == []

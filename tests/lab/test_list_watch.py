@@ -200,3 +200,41 @@ async def test_table_for_pods_has_wide_columns_and_partial_metadata(http):
     [row] = table["rows"]
     assert row["cells"][:3] == ["manual", "0/1", "Pending"]
     assert row["object"]["kind"] == "PartialObjectMetadata"
+
+
+async def test_watch_list_with_a_resource_version_does_not_replay_older_history(http, lab):
+    await create(http, "gone")
+    async with http.delete("/api/v1/namespaces/default/pods/gone") as resp:
+        assert resp.status == 200
+    async with http.get("/api/v1/pods?watch=1&resourceVersion=1&sendInitialEvents=true&allowWatchBookmarks=true"
+                        "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1") as resp:
+        events = await read_events(resp)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events if e["type"] != "BOOKMARK"] == [
+        ("ADDED", "manual")]
+    end = events[1]
+    assert end["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert end["object"]["metadata"]["resourceVersion"] == str(lab.store.resource_version)
+
+
+async def test_health_endpoints_answer_ok(http):
+    for path in ("/healthz", "/livez", "/readyz"):
+        async with http.get(path) as resp:
+            assert (resp.status, await resp.text()) == (200, "ok")
+
+
+async def test_a_scenario_without_system_namespaces_still_has_them(tmp_path):
+    from observatory.lab.server import LabServer
+    from observatory.settings import LabSettings
+    from tests.conftest import API_ONLY
+
+    custom = tmp_path / "custom.yaml"
+    custom.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n---\n"
+                      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n")
+    lab = LabServer(LabSettings(**API_ONLY), scenario=str(custom), kubeconfig_path=tmp_path / "kc")
+    await lab.start()
+    try:
+        names = [ns["metadata"]["name"] for ns in lab.store.iter("namespaces")]
+        assert names == ["default", "kube-node-lease", "kube-public", "kube-system", "team-a"]
+        assert lab.store.get("pods", "default", "p") is not None
+    finally:
+        await lab.stop()
