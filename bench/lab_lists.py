@@ -21,6 +21,9 @@ PAGE = 500
 
 Measure = Callable[[], Awaitable[tuple[float, int, int]]]
 
+CLIENT_DECODE_S: list[float] = []
+"""``json.loads`` of each plain-list body in this (client) process, timed after (a)'s clock stops: information."""
+
 
 class ListMismatch(RuntimeError):
     """A list that did not return every pod exactly once: the benchmark stops, the numbers would mean nothing."""
@@ -38,7 +41,9 @@ async def plain_json(session: aiohttp.ClientSession, expected: int) -> tuple[flo
         body = await resp.read()
     wall = time.perf_counter() - t0
     resp.raise_for_status()
+    d0 = time.perf_counter()
     items = json.loads(body)["items"]
+    CLIENT_DECODE_S.append(time.perf_counter() - d0)
     _check([f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in items], expected, "plain list")
     return wall, len(body), len(items)
 
@@ -121,9 +126,12 @@ async def kubectl_names(kubeconfig: str, cache_dir: str, expected: int) -> tuple
     return wall, 0, len(lines)
 
 
-async def repeat(measure: Measure, server_cpu: Callable[[], Awaitable[float]], reps: int) -> dict[str, Any]:
-    """One warm-up, then ``reps`` timed runs; server CPU is read before and after each (outside the clock)."""
-    await measure()
+async def repeat(measure: Measure, server_cpu: Callable[[], Awaitable[float]], reps: int,
+                 warmup: bool = True) -> dict[str, Any]:
+    """One warm-up (unless ``warmup`` is False), then ``reps`` timed runs; server CPU is read before and after each
+    run, outside the clock."""
+    if warmup:
+        await measure()
     walls, cpus = [], []
     size = items = 0
     for _ in range(reps):

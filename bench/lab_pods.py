@@ -70,7 +70,8 @@ def pod_body(rng: random.Random, index: int, namespace: str, app_index: int, bou
             "image": image,
             "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
             "env": [{"name": "LOG_LEVEL", "value": "info"},
-                    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
+                    {"name": "POD_NAME",
+                     "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
             "resources": resources,
             "volumeMounts": [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": token_volume,
                               "readOnly": True}],
@@ -140,7 +141,8 @@ def pending_status(now: str) -> dict[str, Any]:
 
 
 def populate(registry: Registry, count: int, *, seed: int = 2) -> list[PodRef]:
-    """Create ``count`` pods (4 in 5 bound to pair-worker and Running, the rest Pending); returns them in creation order."""
+    """Create ``count`` pods, 4 in 5 bound to pair-worker and Running, the rest Pending (create, then the status
+    write a kubelet or scheduler would make). Returns them in creation order."""
     rng = random.Random(seed)
     now = now_rfc3339()
     pods_rt = CORE_V1["pods"]

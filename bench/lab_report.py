@@ -87,10 +87,17 @@ def markdown(results: dict[str, Any]) -> str:
         f"{cfg['pods']:,} pods; {env['cpu_count']} CPUs ({env['cpu_model'] or env['machine']}); Python "
         f"{env['python']}; aiohttp {env['aiohttp']}; kubernetes-asyncio {env['kubernetes_asyncio']}; kubectl "
         f"{env['kubectl']}; commit {env['git_commit'][:10]}"
-        + (" with uncommitted lab changes" if env["uncommitted_lab_changes"] else "")
-        + f"; load average at start {env['loadavg_at_start'][0]:.2f}. Mode: {cfg['mode']}.",
+        + (f" with uncommitted changes (observatory/ sources sha256 {env['lab_source_sha256'][:12]})"
+           if env["uncommitted_lab_changes"] else "")
+        + f"; 1-minute load average {env['loadavg_at_start'][0]:.2f} at start, "
+        + f"{results.get('loadavg_at_end', [float('nan')])[0]:.2f} at end. Mode: {cfg['mode']}; "
+        + ("simulated control plane **on**; " if cfg.get("simulations") else "simulated control plane off; ")
+        + f"whole run {results['total_run_s']:.0f} s.",
         "",
-        f"## List {cfg['pods']:,} pods over HTTP ({cfg['repetitions']} repetitions after one warm-up)",
+        f"## List {cfg['pods']:,} pods over HTTP ({cfg['repetitions']} timed repetitions"
+        + (", each after one warm-up" if cfg["warmup"] else ", no warm-up")
+        + (f"; kubectl {cfg['kubectl_repetitions']}"
+           if 0 < cfg["kubectl_repetitions"] != cfg["repetitions"] else "") + ")",
         "",
         "| Request | median | p95 | min | server CPU (median) | body | items |",
         "|---|---:|---:|---:|---:|---:|---:|",
@@ -102,6 +109,10 @@ def markdown(results: dict[str, Any]) -> str:
             f"{_ms(cpu['median']) if cpu else '–'} | {_mb(row['bytes']) if row.get('bytes') else '–'} | "
             f"{row['items']:,} |"
         )
+    decode = results.get("client_plain_json_loads_s") or {}
+    if decode.get("n"):
+        out += ["", f"`json.loads` of the plain list body in the client, after (a)'s clock stopped: "
+                    f"{_ms(decode['median'])} (median of {decode['n']}); (b) and (d) include that decoding."]
     ratio = results.get("ratio_lab_json_to_kubectl")
     if ratio is not None:
         out += ["", f"Lab plain JSON list / `kubectl get pods -A -o name` wall time (medians): **{ratio:.2f}** "
@@ -112,33 +123,48 @@ def markdown(results: dict[str, Any]) -> str:
         f"({cfg['watch_duration_s']:g} s per run, {cfg['watch_repetitions']} run(s) each; medians over runs)",
         "",
         "| Writer | target w/s | achieved w/s | delivered events/s | latency p50 | p95 | p99 | max | "
-        "server CPU | loop lag p99 | every watcher saw every event once, in order |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "server CPU | loop lag p99 | gen-2 GC runs, longest pause | every watcher saw every event once, in order |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in results["watch"]:
         m = row["median"]
+        gc_runs = sum(r["gc_gen2_collections"] for r in row["runs"])
+        gc_max = max(r["gc_gen2_max_pause_s"] for r in row["runs"])
         c = row["correctness"]
         verdict = "yes" if c["ok"] else (
             f"**no**: missing {c['missing']}, duplicates {c['duplicates']}, out of order {c['out_of_order']}, "
             f"unexpected {c['unexpected']}, ended early {c['ended_early']}, bad JSON {c['bad_json']}")
+        if c.get("write_errors"):
+            verdict += f"; **{c['write_errors']} writes failed**"
         out.append(
             f"| {row['writer']} | {row['target_rate']:,} | {m['achieved_rate']:,.0f} | {m['delivered_per_s']:,.0f} | "
             f"{_ms(m['latency_p50_s'])} | {_ms(m['latency_p95_s'])} | {_ms(m['latency_p99_s'])} | "
             f"{_ms(m['latency_max_s'])} | {m['server_cpu_util']:.0%} | {_ms(m['loop_lag_p99_s'])} | "
-            f"{verdict} ({c['events_checked']:,} events checked) |"
+            f"{gc_runs}, {_ms(gc_max)} | {verdict} ({c['events_checked']:,} events checked) |"
         )
+    notes = []
+    for row in results["watch"]:
+        runs = row["runs"]
+        if row["writer_key"] == "inloop":
+            per_write = [r["driver"]["registry_patch_s"] / r["driver"]["writes"]
+                         for r in runs if r["driver"].get("writes")]
+            notes.append(f"in-loop at {row['target_rate']:,} w/s: `registry.patch` took "
+                         f"{percentile(per_write, 50) * 1e6:,.0f} µs per write (median over runs)")
+        else:
+            p50 = percentile([r["driver"]["patch_latency_p50_s"] for r in runs], 50)
+            p99 = percentile([r["driver"]["patch_latency_p99_s"] for r in runs], 50)
+            notes.append(f"HTTP at {row['target_rate']:,} w/s: PATCH round trip p50 {_ms(p50)}, p99 {_ms(p99)}")
+    if notes:
+        out += ["", "Writer cost: " + "; ".join(notes) + "."]
     mem = results["memory"]
-    out += [
-        "",
-        "## Lab process memory",
-        "",
-        "| Point | RSS | peak RSS (VmHWM) |",
-        "|---|---:|---:|",
-        f"| lab started, no pods | {mem['started']['VmRSS'] / 1024:,.0f} MiB | {mem['started']['VmHWM'] / 1024:,.0f} MiB |",
-        f"| after creating {cfg['pods']:,} pods (took {results['populate_s']:.1f} s) | "
-        f"{mem['populated']['VmRSS'] / 1024:,.0f} MiB | {mem['populated']['VmHWM'] / 1024:,.0f} MiB |",
-        f"| end of the benchmark (after lists and churn) | {mem['final']['VmRSS'] / 1024:,.0f} MiB | "
-        f"{mem['final']['VmHWM'] / 1024:,.0f} MiB |",
-        "",
-    ]
+    out += ["", "## Lab process memory", "", "| Point | RSS | peak RSS (VmHWM) |", "|---|---:|---:|"]
+    points = (("started", "lab started, no pods"),
+              ("populated", f"after creating {cfg['pods']:,} pods (took {results['populate_s']:.1f} s)"),
+              ("after_lists", "after the list measurements"),
+              ("final", "end of the benchmark (after the watch runs)"))
+    for key, label in points:
+        m = mem.get(key) or {}
+        if m:
+            out.append(f"| {label} | {m['VmRSS'] / 1024:,.0f} MiB | {m['VmHWM'] / 1024:,.0f} MiB |")
+    out.append("")
     return "\n".join(out)

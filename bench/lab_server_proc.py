@@ -13,7 +13,8 @@ until ``stop``:
     VmRSS / VmHWM from ``/proc/self/status``.
 ``stamp_start`` / ``stamp_stop``
     Record ``(resourceVersion, CLOCK_MONOTONIC ns)`` for every pod write the store commits in between (a store
-    listener, called synchronously inside the commit), plus a loop-lag probe and the CPU used. The HTTP churn
+    listener, called synchronously inside the commit), plus a loop-lag probe, the garbage collector's pauses
+    (``gc.callbacks``) and the CPU used. The HTTP churn
     driver uses this pair.
 ``churn``
     Patch pods at a target rate for a fixed time through ``registry.patch`` on the lab's own event loop (as the
@@ -27,7 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import json
+import shutil
 import tempfile
 import time
 from multiprocessing.connection import Connection
@@ -41,7 +44,28 @@ from observatory.lab.store import Change
 from observatory.settings import LabSettings
 
 SMP = "application/strategic-merge-patch+json"
+API_ONLY = {"scheduler": False, "kubelet": False, "podgc": False, "node_lifecycle": False}
+"""LabSettings that turn the simulated control plane off, so only the benchmark writes and the API server is measured
+alone. Keys this version of LabSettings does not know are left out."""
+
+
+def lab_settings(simulations: bool) -> dict[str, Any]:
+    """Overrides for LabSettings: none with ``simulations``, otherwise :data:`API_ONLY` (known fields only)."""
+    if simulations:
+        return {}
+    return {k: v for k, v in API_ONLY.items() if k in LabSettings.model_fields}
 LAG_PROBE_S = 0.005
+
+
+def source_digest() -> str:
+    """sha256 over observatory's Python sources as this process imported them (the tree changes between commits)."""
+    import observatory
+
+    root = Path(observatory.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def proc_status() -> dict[str, int]:
@@ -70,6 +94,14 @@ class Stamper:
         self._probe: asyncio.Task[None] | None = None
         self._cpu0 = 0.0
         self._wall0 = 0.0
+        self.gc_pauses: list[tuple[int, float, int]] = []
+        self._gc_t0 = 0.0
+
+    def _gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_t0 = time.perf_counter()
+        else:
+            self.gc_pauses.append((info["generation"], time.perf_counter() - self._gc_t0, info["collected"]))
 
     def _listen(self, change: Change) -> None:
         if change.resource == "pods":
@@ -83,21 +115,24 @@ class Stamper:
             self.lags.append(loop.time() - t - LAG_PROBE_S)
 
     def start(self) -> None:
-        self.stamps, self.lags = [], []
+        self.stamps, self.lags, self.gc_pauses = [], [], []
         self.lab.store.listeners.append(self._listen)
+        gc.callbacks.append(self._gc)
         self._probe = asyncio.get_running_loop().create_task(self._lag_probe())
         self._cpu0, self._wall0 = time.process_time(), time.monotonic()
 
     async def stop(self) -> dict[str, Any]:
         cpu, wall = time.process_time() - self._cpu0, time.monotonic() - self._wall0
         self.lab.store.listeners.remove(self._listen)
+        gc.callbacks.remove(self._gc)
         if self._probe is not None:
             self._probe.cancel()
             try:
                 await self._probe
             except asyncio.CancelledError:
                 pass
-        return {"stamps": self.stamps, "loop_lag_s": self.lags, "server_cpu_s": cpu, "wall_s": wall}
+        return {"stamps": self.stamps, "loop_lag_s": self.lags, "server_cpu_s": cpu, "wall_s": wall,
+                "gc_pauses": self.gc_pauses}
 
 
 async def churn(lab: LabServer, refs: list[PodRef], rate: float, duration: float, offset: int) -> dict[str, Any]:
@@ -133,8 +168,10 @@ async def churn(lab: LabServer, refs: list[PodRef], rate: float, duration: float
 
 async def serve(conn: Connection, pods: int, settings: dict[str, Any]) -> None:
     loop = asyncio.get_running_loop()
+    digest = source_digest()
     workdir = Path(tempfile.mkdtemp(prefix="lab-bench-"))
-    lab = LabServer(LabSettings(**settings), scenario="pair", kubeconfig_path=workdir / "kubeconfig")
+    lab_settings = LabSettings(**settings)
+    lab = LabServer(lab_settings, scenario="pair", kubeconfig_path=workdir / "kubeconfig")
     await lab.start()
     gc.collect()
     mem_started = proc_status()
@@ -146,7 +183,8 @@ async def serve(conn: Connection, pods: int, settings: dict[str, Any]) -> None:
     conn.send({"url": lab.url, "kubeconfig": str(lab.kubeconfig_path), "workdir": str(workdir),
                "populate_s": populate_s, "pods": [(r.namespace, r.name) for r in refs],
                "mem_started": mem_started, "mem_populated": mem_populated,
-               "store_rv": lab.store.resource_version})
+               "store_rv": lab.store.resource_version, "settings": lab_settings.model_dump(),
+               "lab_source_sha256": digest})
 
     inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
@@ -181,6 +219,7 @@ async def serve(conn: Connection, pods: int, settings: dict[str, Any]) -> None:
     finally:
         loop.remove_reader(conn.fileno())
         await lab.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
         try:
             conn.send({"mem_final": proc_status()})
         except OSError:

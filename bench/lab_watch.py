@@ -61,9 +61,9 @@ def _parse_line(line: bytes, log: WatchLog, verify: bool) -> None:
     log.events.append((rv, now))
 
 
-async def watch_one(session: aiohttp.ClientSession, rv: str, log: WatchLog, ready: asyncio.Event,
-                    opened: list[int], timeout_s: int) -> None:
-    """Watch all pods from ``rv`` until cancelled; record into ``log``."""
+async def watch_one(session: aiohttp.ClientSession, rv: str, log: WatchLog, opened: list[int],
+                    timeout_s: int) -> None:
+    """Watch all pods from ``rv`` until cancelled; record into ``log``; append to ``opened`` once the 200 is in."""
     params = {"watch": "1", "resourceVersion": rv, "timeoutSeconds": str(timeout_s)}
     try:
         async with session.get("/api/v1/pods", params=params) as resp:
@@ -71,7 +71,6 @@ async def watch_one(session: aiohttp.ClientSession, rv: str, log: WatchLog, read
                 log.error = f"HTTP {resp.status}"
                 return
             opened.append(1)
-            ready.set()
             buf = b""
             n = 0
             async for chunk in resp.content.iter_any():
@@ -91,7 +90,8 @@ async def watch_one(session: aiohttp.ClientSession, rv: str, log: WatchLog, read
         log.ended_early = True
 
 
-async def http_churn(url: str, refs: list[tuple[str, str]], rate: float, duration: float, offset: int) -> dict[str, Any]:
+async def http_churn(url: str, refs: list[tuple[str, str]], rate: float, duration: float,
+                     offset: int) -> dict[str, Any]:
     sem = asyncio.Semaphore(HTTP_IN_FLIGHT)
     latencies: list[float] = []
     statuses: dict[int, int] = {}
@@ -136,8 +136,10 @@ async def http_churn(url: str, refs: list[tuple[str, str]], rate: float, duratio
 
 def http_churn_main(conn: Connection, url: str, refs: list[tuple[str, str]], rate: float, duration: float,
                     offset: int) -> None:
-    """Process entry point: run the HTTP churn and send its summary back."""
-    conn.send(asyncio.run(http_churn(url, refs, rate, duration, offset)))
+    """Process entry point: say ``ready`` once imported, wait for ``go``, run the HTTP churn, send its summary."""
+    conn.send("ready")
+    if conn.recv() == "go":
+        conn.send(asyncio.run(http_churn(url, refs, rate, duration, offset)))
     conn.close()
 
 

@@ -12,14 +12,15 @@ from typing import Any
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
-_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+_GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
 def go_json(obj: Any) -> bytes:
     """``obj`` as Go's ``json.Encoder.Encode`` writes it, trailing ``\\n`` included (UTF-8 bytes)."""
     text = _dumps(obj)
-    if any(c in text for c in "<>&\u2028\u2029"):
-        text = text.translate(_GO_ESCAPES)
+    for char, escape in _GO_ESCAPES:  # str.replace is ~20x faster than str.translate on large bodies
+        if char in text:
+            text = text.replace(char, escape)
     return (text + "\n").encode()
 
 

@@ -185,7 +185,7 @@ class Registry:
         return ListResult(items, str(rv), token, remaining)
 
     def _count_after(self, rt: ResourceType, namespace: str | None, key: tuple[str, str, str]) -> int:
-        return sum(1 for _ in self.store.iter(rt.name, namespace, key))
+        return self.store.count_after(rt.name, namespace, key)
 
     # -- create / update -----------------------------------------------------------------------------------------
 

@@ -158,6 +158,16 @@ class Store:
                 continue
             yield self._objects[key]
 
+    def count_after(self, resource: str, namespace: str | None, after: Key) -> int:
+        """How many objects of ``resource`` (in ``namespace``, or all) sort after ``after``, in O(log n)."""
+        keys = self._sorted.get(resource, [])
+        start = bisect.bisect_right(keys, after)
+        end = len(keys)
+        if namespace is not None:
+            start = max(start, bisect.bisect_left(keys, (resource, namespace, "")))
+            end = bisect.bisect_left(keys, (resource, namespace + "\x00", ""))
+        return max(0, end - start)
+
     def count(self, resource: str) -> int:
         return len(self._sorted.get(resource, ()))
 

@@ -123,3 +123,23 @@ def test_slow_watcher_is_closed_not_left_to_grow():
     assert watcher.closed
     items = [watcher.queue.get_nowait() for _ in range(watcher.queue.qsize())]
     assert items[-1] is None and len(items) == 4
+
+
+def test_count_after_matches_iteration():
+    store = Store()
+    for ns, name in [("a", "x"), ("a", "y"), ("b", "x"), ("b", "z"), ("c", "w")]:
+        store.create("pods", pod(name, ns=ns))
+    for namespace in (None, "a", "b", "c"):
+        for after in [("pods", "a", "x"), ("pods", "b", "x"), ("pods", "a", "")]:
+            expected = sum(1 for _ in store.iter("pods", namespace, after)
+                           if namespace is None or _["metadata"]["namespace"] == namespace)
+            assert store.count_after("pods", namespace, after) == expected, (namespace, after)
+
+
+def test_history_is_per_resource_like_the_watch_cache():
+    store = Store(history_size=2)
+    store.create("pods", pod("a"))
+    for i in range(5):
+        store.create("nodes", {"metadata": {"name": f"n{i}"}})
+    # Node churn has not pushed the pod's change out of the pods' own window.
+    assert [t for t, *_ in drain(store.watch("pods", None, None, since_rv=0))] == ["ADDED"]

@@ -162,6 +162,7 @@ class Kubelets:
             return None  # changed meanwhile (deleted, rebound): the informer brings the next state
 
     async def _pause(self, share: float) -> None:
+        """Wait ``share`` of ``kubelet_start_seconds`` (the shares of one pod's start add up to 1), +-20 %."""
         total = self.settings.kubelet_start_seconds
         await asyncio.sleep(max(0.0, total * share * random.uniform(0.8, 1.2)))
 
@@ -195,16 +196,18 @@ class Kubelets:
         if pod is None:
             return
         pulled = self._images.setdefault(node_name, set())
+        share = 1.0 / max(len(containers), 1)
         for c in containers:
-            await self._pause(0.15)
+            await self._pause(0.2 * share)
             image = c.get("image", "")
             if image in pulled and c.get("imagePullPolicy") != "Always":
+                await self._pause(0.5 * share)  # creating the container takes the time a pull would have
                 self.events.kubelet_event(pod, node_name, "Pulled", f'Container image "{image}" already present on '
                                           "machine", container=c["name"])
             else:
                 self.events.kubelet_event(pod, node_name, "Pulling", f'Pulling image "{image}"', container=c["name"])
                 started = asyncio.get_running_loop().time()
-                await self._pause(0.35)
+                await self._pause(0.5 * share)
                 took = _go_duration(asyncio.get_running_loop().time() - started)
                 size = 10_000_000 + int.from_bytes(hashlib.sha256(image.encode()).digest()[:3], "big") * 10
                 self.events.kubelet_event(pod, node_name, "Pulled", f'Successfully pulled image "{image}" in {took} '
@@ -212,7 +215,7 @@ class Kubelets:
                 pulled.add(image)
             self.events.kubelet_event(pod, node_name, "Created", f"Created container: {c['name']}", container=c["name"])
             self.events.kubelet_event(pod, node_name, "Started", f"Started container {c['name']}", container=c["name"])
-        await self._pause(0.1)
+        await self._pause(0.3)
         pod = self._current(key, node_name)
         if pod is None:
             return
