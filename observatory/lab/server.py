@@ -24,7 +24,7 @@ from observatory.lab import errors, kubeconfig, scenarios, security
 from observatory.lab.api import LabContext, build_app
 from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
-from observatory.lab.simulation import Simulations
+from observatory.lab.simulation import Simulations, cancel_all
 from observatory.lab.store import Change, Store, now_rfc3339
 from observatory.settings import LabSettings
 
@@ -198,12 +198,7 @@ class LabServer:
 
     async def stop(self) -> None:
         """End every watch, stop listening and save the state."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks.clear()
+        await cancel_all(self._tasks)
         await self.simulations.stop()
         self.store.close_all_watches()
         if self._runner is not None:

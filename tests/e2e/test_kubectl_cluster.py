@@ -4,23 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import time
 
 import pytest
 
-from tests.e2e.test_kubectl_seed import MANUAL_POD, start_lab
+from tests.e2e.test_kubectl_seed import MANUAL_POD, serving
 
 
 @pytest.fixture
 def lab(tmp_path, kubectl, monkeypatch):
     monkeypatch.setenv("OBSERVATORY_LAB__PODGC_QUARANTINE", "1")
-    lab = start_lab(tmp_path)
-    try:
+    with serving(tmp_path) as lab:
         yield lab
-    finally:
-        lab.proc.send_signal(signal.SIGTERM)
-        lab.proc.wait(timeout=10)
 
 
 def wait_running(lab, name: str, ns: str = "default") -> None:

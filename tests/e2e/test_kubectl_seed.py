@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -55,9 +56,10 @@ def start_lab(tmp: Path, *args: str) -> Lab:
     return Lab(proc, match.group(1), str(tmp / "kubeconfig"), tmp)
 
 
-@pytest.fixture
-def lab(tmp_path, kubectl) -> Iterator[Lab]:
-    lab = start_lab(tmp_path)
+@contextmanager
+def serving(tmp: Path, *args: str) -> Iterator[Lab]:
+    """``observatory lab serve`` running for the duration of the block, then stopped with SIGTERM."""
+    lab = start_lab(tmp, *args)
     try:
         yield lab
     finally:
@@ -67,6 +69,12 @@ def lab(tmp_path, kubectl) -> Iterator[Lab]:
         except subprocess.TimeoutExpired:
             lab.proc.kill()
             raise
+
+
+@pytest.fixture
+def lab(tmp_path, kubectl) -> Iterator[Lab]:
+    with serving(tmp_path) as lab:
+        yield lab
 
 
 def test_manual_binding_exercise_verbatim(lab):
@@ -114,12 +122,8 @@ def test_manual_binding_exercise_verbatim(lab):
 def slow_bind_lab(tmp_path, kubectl, monkeypatch) -> Iterator[Lab]:
     """A lab whose scheduler waits 2 s before binding, so a watch started after ``kubectl run`` sees Pending."""
     monkeypatch.setenv("OBSERVATORY_LAB__BIND_DELAY", "2")
-    lab = start_lab(tmp_path)
-    try:
+    with serving(tmp_path) as lab:
         yield lab
-    finally:
-        lab.proc.send_signal(signal.SIGTERM)
-        lab.proc.wait(timeout=10)
 
 
 def test_seam_b_watch_shows_node_name_empty_then_set(slow_bind_lab):
