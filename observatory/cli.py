@@ -26,6 +26,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Make Kubernetes scheduling visible and hands-on.",
     )
     parser.add_argument("--version", action="version", version=f"observatory {__version__}")
+    parser.add_argument("--kubeconfig", metavar="PATH",
+                        help="kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config; with none, the lab)")
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: the current context)")
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("-n", "--namespace", metavar="NS", help="namespace to watch (default: the context's)")
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="watch every namespace")
+    parser.add_argument("--lab", action="store_true",
+                        help="use the embedded lab (simulated cluster) even when a kubeconfig exists")
+    parser.add_argument("--scenario", default="manual-binding", metavar="NAME|PATH",
+                        help="lab scenario for --lab (default manual-binding)")
+    parser.add_argument("--read-only", action="store_true", help="never send a Binding")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     lab = commands.add_parser("lab", help="the embedded Kubernetes-API-compatible lab server",
@@ -70,8 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.lab_command == "scenarios":
             return list_scenarios()
         parser.parse_args(["lab", "--help"])
-    parser.print_help()
-    return 0
+    return run_app(settings, args)
 
 
 def list_scenarios() -> int:
@@ -123,4 +133,60 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
 
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(run())
+    return 0
+
+
+CONNECT_FAILED = 2
+
+
+def run_app(settings: Settings, args: argparse.Namespace) -> int:
+    """The main job: the TUI against the kubeconfig's cluster, in-cluster, or the embedded lab when there is none."""
+    from observatory.kube.connect import ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
+    from observatory.kube.source import ClusterSource
+    from observatory.lab.server import LabError, LabServer
+    from observatory.ui.app import ObservatoryApp
+
+    async def main() -> int:
+        lab = None
+        kubeconfig, context = args.kubeconfig, args.context
+        if args.lab or (not args.kubeconfig and find_kubeconfig(None) is None and not in_cluster()):
+            lab = LabServer(settings.lab, scenario=args.scenario)
+            try:
+                await lab.start()
+            except (LabError, OSError, ValueError) as exc:
+                print(f"observatory: the embedded lab could not start: {exc}", file=sys.stderr)
+                return 1
+            kubeconfig, context = str(lab.kubeconfig_path), "observatory-lab"
+        try:
+            try:
+                connection = await connect(kubeconfig, context, args.namespace)
+            except ConnectError as exc:
+                print(f"observatory: {exc}", file=sys.stderr)
+                return CONNECT_FAILED
+            try:
+                await check_reachable(connection)
+            except ConnectError as exc:
+                await connection.close()
+                print(f"observatory: {exc}", file=sys.stderr)
+                return CONNECT_FAILED
+            # The embedded lab is a classroom cluster: without -n it shows every namespace (the seed pod lives in
+            # sched-lab); a real cluster is scoped to the context's namespace, as kubectl is.
+            if args.all_namespaces or (lab is not None and not args.namespace):
+                namespace = None
+            else:
+                namespace = args.namespace or connection.namespace
+            source = ClusterSource(connection, namespace=namespace, lab=lab is not None, read_only=args.read_only)
+            app = ObservatoryApp(source, refresh_interval=settings.ui.refresh_interval,
+                                 recent_seconds=settings.ui.recent_seconds, keymap=settings.ui.keymap)
+            try:
+                await app.run_async()
+            finally:
+                await source.close()
+            return app.return_code or 0
+        finally:
+            if lab is not None:
+                await lab.stop()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(main())
     return 0

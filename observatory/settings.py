@@ -62,9 +62,23 @@ class LabSettings(BaseModel):
     controller does, and remove the taints when they are Ready again."""
 
 
+class UISettings(BaseModel):
+    """How the terminal UI behaves."""
+
+    refresh_interval: float = Field(0.1, gt=0)
+    """Seconds between repaints; every watch event in between is coalesced into one repaint."""
+
+    recent_seconds: float = Field(10.0, ge=0)
+    """How long a just-bound pod stays in the pending list and highlighted on its node."""
+
+    keymap: dict[str, str] = {}
+    """Key remapping by binding id, e.g. ``{"bind": "B", "quit": "ctrl+q"}`` (``?`` lists the ids)."""
+
+
 class Settings(BaseSettings):
     """Everything observatory can be configured with. Command-line flags override these values."""
 
     model_config = SettingsConfigDict(env_prefix="OBSERVATORY_", env_nested_delimiter="__", extra="ignore")
 
     lab: LabSettings = LabSettings()
+    ui: UISettings = UISettings()

@@ -1,0 +1,376 @@
+"""List-then-watch for one core/v1 resource, yielding typed deltas and the connection state.
+
+What it does, as client-go's reflector does (``k8s.io/client-go/tools/cache/reflector.go``):
+
+1. **List** ``GET /api/v1[/namespaces/{ns}]/{resource}?limit=N[&continue=T]`` page by page. The pages share one
+   snapshot; its ``metadata.resourceVersion`` is the list RV. ``410 Expired`` on a continue token (the snapshot was
+   compacted mid-list) restarts the list, and a second expiry falls back to one unpaged list, as client-go's pager
+   does with ``FullListIfExpired``. The whole list becomes ONE :class:`Relisted`.
+2. **Watch** ``GET ...?watch=true&resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=S``: a chunked 200 of
+   newline-delimited ``{"type": ..., "object": ...}`` lines, read here with a plain line splitter over the raw
+   aiohttp stream and ``json.loads`` (no generated models: about 30x cheaper per object). ADDED/MODIFIED become
+   :class:`Upserted`, DELETED :class:`Deleted`; every event and every BOOKMARK advances the RV. When the server
+   ends the watch (``timeoutSeconds``, or a dropped watch closed cleanly) it re-watches from the last RV.
+3. **410 Expired** (an ERROR event with ``code: 410``, or an HTTP 410): ``resyncing``, then a fresh list
+   (:class:`Relisted`, which the state diffs: no ghosts, no duplicates), then ``live``.
+4. **Trouble** (connection refused or reset, 5xx, 429, 401, a watch silent for ``read_timeout`` seconds, a line
+   that is not JSON): ``stale`` with ``since`` = the first failure and a readable ``detail``; retry after a jittered
+   exponential backoff (``backoff_initial`` doubling up to ``backoff_max``; a ``Retry-After`` header wins),
+   resuming the watch from the last RV (or relisting if the list never finished). ``live`` returns when the new
+   watch is accepted; after a silent watch, only when it sends its first line.
+5. **403 Forbidden** on list or watch: ``forbidden`` with the API server's message, retried every ``backoff_max``.
+
+Objects are passed through as the dicts ``json.loads`` made, with ``metadata.managedFields`` removed. List items
+have no ``kind``/``apiVersion`` (the API server leaves them out); watch objects have them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client
+
+from observatory.kube.transport import describe_transport_error
+from observatory.model.deltas import Deleted, Delta, Relisted, Upserted, WatchState
+
+__all__ = ["CLUSTER_SCOPED", "KINDS", "Reflector"]
+
+KINDS = {"pods": True, "events": True, "nodes": False, "namespaces": False}
+"""The core/v1 resources a reflector can watch, and whether each is namespaced."""
+CLUSTER_SCOPED = frozenset(k for k, namespaced in KINDS.items() if not namespaced)
+MAX_LINE = 32 * 1024 * 1024
+"""A watch line longer than this (bytes) is treated as a broken stream; etcd objects are at most 1.5 MiB."""
+
+
+class _Expired(Exception):
+    """410: the resourceVersion (or continue token) is older than the server's history."""
+
+
+class _Forbidden(Exception):
+    """403 on list or watch; the message is the API server's."""
+
+
+class _Trouble(Exception):
+    """No usable answer: transport failure, 5xx, 429, 401, silence, garbage. ``retry_after`` in seconds or None."""
+
+    def __init__(self, detail: str, retry_after: float | None = None, silent: bool = False) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after
+        self.silent = silent
+
+
+class Reflector:
+    """List-then-watch of ``kind`` (``"pods"``, ``"events"``, ``"nodes"``, ``"namespaces"``) in ``namespace``
+    (None: all namespaces; ignored for cluster-scoped kinds) through ``api``.
+
+    ``page_size``: items per list page (0: unpaged). ``watch_timeout``: the ``timeoutSeconds`` asked of the server
+    (seconds). ``read_timeout``: seconds without a byte before a watch is declared stale and reopened (pick it above
+    the server's bookmark interval: kube-apiserver sends one about every minute). ``backoff_initial`` and
+    ``backoff_max``: seconds, for retries. ``resource_version`` is the last RV seen; ``relists`` and ``reconnects``
+    count what happened (for the resilience figures).
+    """
+
+    def __init__(self, api: client.ApiClient, kind: str, namespace: str | None, *, page_size: int = 500,
+                 watch_timeout: int = 300, read_timeout: float = 90.0, backoff_initial: float = 0.5,
+                 backoff_max: float = 30.0) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"cannot watch {kind!r}: choose one of {', '.join(KINDS)}")
+        self.api = api
+        self.kind = kind
+        self.namespace = namespace if KINDS[kind] else None
+        self.page_size = page_size
+        self.watch_timeout = watch_timeout
+        self.read_timeout = read_timeout
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.resource_version = ""
+        self.relists = 0
+        self.reconnects = 0
+        self._state: tuple[str, str] | None = None
+        base = f"/api/v1/namespaces/{self.namespace}" if self.namespace else "/api/v1"
+        self.path = f"{base}/{kind}"
+
+    async def run(self) -> AsyncIterator[Delta]:
+        """Yield deltas until cancelled (or ``aclose()``): ``WatchState("connecting")``, one :class:`Relisted`,
+        ``WatchState("live")``, then :class:`Upserted`/:class:`Deleted` as they happen, with ``WatchState`` changes
+        and further :class:`Relisted` as the module docstring describes. Never raises for API or network trouble."""
+        yield self._enter("connecting")
+        need_list = True
+        failures = 0
+        expired_streak = 0
+        short_streak = 0
+        stale_since: datetime | None = None
+        need_bytes = False
+        while True:
+            try:
+                if need_list:
+                    objs, rv = await self._list()
+                    need_list, failures, stale_since, need_bytes = False, 0, None, False
+                    self.resource_version = rv
+                    self.relists += 1
+                    yield Relisted(self.kind, tuple(objs), rv)
+                    state = self._enter("live")
+                    if state is not None:
+                        yield state
+                started = time.monotonic()
+                events = 0
+                async with contextlib.aclosing(self._watch(need_bytes)) as stream:
+                    async for delta in stream:
+                        if isinstance(delta, WatchState):  # the watch is answering again
+                            failures, stale_since, need_bytes = 0, None, False
+                            if self._state != ("live", ""):
+                                yield self._enter("live")
+                            continue
+                        events += 1
+                        expired_streak = 0
+                        yield delta
+                if events == 0 and time.monotonic() - started < 1.0:
+                    # client-go's "very short watch": a server ending watches at once must not be hammered.
+                    short_streak += 1
+                    await self._pause(self._backoff(short_streak))
+                else:
+                    short_streak = 0
+            except _Expired as exc:
+                expired_streak += 1
+                need_list = True
+                state = self._enter("resyncing", detail=str(exc))
+                if state is not None:
+                    yield state
+                if expired_streak > 1:
+                    await self._pause(self._backoff(expired_streak - 1))
+            except _Forbidden as exc:
+                state = self._enter("forbidden", detail=str(exc))
+                if state is not None:
+                    yield state
+                await self._pause(random.uniform(0.8, 1.0) * self.backoff_max)
+            except _Trouble as exc:
+                stale_since = stale_since or datetime.now(UTC)
+                need_bytes = need_bytes or exc.silent
+                state = self._enter("stale", since=stale_since, detail=str(exc))
+                if state is not None:
+                    yield state
+                failures += 1
+                self.reconnects += 1
+                delay = exc.retry_after if exc.retry_after is not None else self._backoff(failures)
+                await self._pause(delay)
+
+    # -- list --------------------------------------------------------------------------------------------------
+
+    async def _list(self) -> tuple[list[dict[str, Any]], str]:
+        """Every object and the list RV, paging with ``limit``/``continue``. Raises _Forbidden or _Trouble."""
+        items: list[dict[str, Any]] = []
+        token = ""
+        limit = self.page_size
+        restarted = False
+        while True:
+            params = [("limit", str(limit))] if limit else []
+            if token:
+                params.append(("continue", token))
+            resp = await self._request(params, aiohttp.ClientTimeout(sock_connect=self.read_timeout,
+                                                                     sock_read=self.read_timeout))
+            try:
+                data = await resp.read()
+            except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+                raise _Trouble(self._transport(exc)) from None
+            finally:
+                resp.release()
+            if resp.status == 410 and token:
+                items, token = [], ""
+                if restarted:
+                    limit = 0  # the snapshot keeps expiring under us: take it in one page
+                restarted = True
+                continue
+            self._check_status(resp, data, listing=True)
+            try:
+                doc = json.loads(data)
+                page = doc.get("items") or []
+                meta = doc.get("metadata") or {}
+            except (ValueError, AttributeError):
+                raise _Trouble(f"The list of {self.kind} from the API server is not JSON.") from None
+            items.extend(_trim(obj) for obj in page if isinstance(obj, dict))
+            token = meta.get("continue") or ""
+            if not token:
+                return items, str(meta.get("resourceVersion") or "")
+
+    # -- watch -------------------------------------------------------------------------------------------------
+
+    async def _watch(self, need_bytes: bool) -> AsyncIterator[Delta]:
+        """One watch from ``self.resource_version``. Yields ``WatchState("live")`` once the watch is answering
+        (on the 200, or on its first line when ``need_bytes``), then the deltas; returns when the server ends the
+        stream. Raises _Expired, _Forbidden or _Trouble."""
+        params = [("watch", "true"), ("resourceVersion", self.resource_version), ("allowWatchBookmarks", "true"),
+                  ("timeoutSeconds", str(self.watch_timeout))]
+        try:
+            async with asyncio.timeout(self.read_timeout):
+                resp = await self._request(params, aiohttp.ClientTimeout(sock_connect=self.read_timeout))
+        except TimeoutError:
+            raise _Trouble(f"The API server accepted no watch of {self.kind} within {self.read_timeout:g} s.",
+                           silent=True) from None
+        clean = False
+        try:
+            if resp.status != 200:
+                data = await self._read_error_body(resp)
+                self._check_status(resp, data, listing=False)
+                raise _Trouble(f"The watch of {self.kind} was answered with {resp.status} {resp.reason or ''}.")
+            if not need_bytes:
+                yield WatchState(self.kind, "live")
+            buffer = bytearray()
+            answered = not need_bytes
+            while True:
+                try:
+                    async with asyncio.timeout(self.read_timeout):
+                        chunk = await resp.content.readany()
+                except TimeoutError:
+                    raise _Trouble(f"The watch of {self.kind} sent nothing (no events, no bookmarks) for "
+                                   f"{self.read_timeout:g} s.", silent=True) from None
+                except (aiohttp.ClientError, OSError) as exc:
+                    raise _Trouble(self._transport(exc)) from None
+                if not chunk:
+                    if buffer.strip():  # a last line without its newline
+                        for delta in self._event(bytes(buffer)):
+                            yield delta
+                    clean = True
+                    return
+                buffer += chunk
+                while (end := buffer.find(b"\n")) >= 0:
+                    line = bytes(buffer[:end])
+                    del buffer[:end + 1]
+                    if not line.strip():
+                        continue
+                    if not answered:
+                        answered = True
+                        yield WatchState(self.kind, "live")
+                    for delta in self._event(line):
+                        yield delta
+                if len(buffer) > MAX_LINE:
+                    raise _Trouble(f"The watch of {self.kind} sent a line longer than {MAX_LINE} bytes.")
+        finally:
+            if clean:
+                resp.release()
+            else:
+                resp.close()
+
+    def _event(self, line: bytes) -> list[Delta]:
+        """The deltas of one watch line (none for a BOOKMARK); raises _Expired for a 410 ERROR, _Forbidden for a
+        403 one and _Trouble for any other ERROR or an unparsable line."""
+        try:
+            event = json.loads(line)
+            type_, obj = event["type"], event["object"]
+            if not isinstance(obj, dict):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            raise _Trouble(f"The watch of {self.kind} sent a line that is not a watch event.") from None
+        if type_ == "ERROR":
+            code, message = obj.get("code"), str(obj.get("message") or obj.get("reason") or "error")
+            if code == 410:
+                raise _Expired(message)
+            if code == 403:
+                raise _Forbidden(message)
+            raise _Trouble(f"The watch of {self.kind} ended with an error: {message}.")
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if rv:
+            self.resource_version = str(rv)
+        if type_ == "BOOKMARK":
+            return []
+        _trim(obj)
+        if type_ in ("ADDED", "MODIFIED"):
+            return [Upserted(self.kind, obj, type_)]
+        if type_ == "DELETED":
+            return [Deleted(self.kind, obj)]
+        return []
+
+    # -- HTTP --------------------------------------------------------------------------------------------------
+
+    async def _request(self, params: list[tuple[str, str]], timeout: aiohttp.ClientTimeout) -> Any:
+        """GET ``self.path`` through kubernetes-asyncio, returning the raw aiohttp response (any status)."""
+        try:
+            return await self.api.call_api(self.path, "GET", query_params=params,
+                                           header_params={"Accept": "application/json"},
+                                           auth_settings=["BearerToken"], _preload_content=False,
+                                           _request_timeout=timeout)
+        except asyncio.CancelledError:
+            raise
+        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            raise _Trouble(self._transport(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - e.g. a failing exec credential plugin: stale, retried
+            raise _Trouble(f"The request for {self.kind} could not be sent ({type(exc).__name__}).") from None
+
+    async def _read_error_body(self, resp: Any) -> bytes:
+        try:
+            async with asyncio.timeout(self.read_timeout):
+                return await resp.read()
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            return b""
+
+    def _check_status(self, resp: Any, data: bytes, *, listing: bool) -> None:
+        """Raise for a non-2xx answer: 410 _Expired, 403 _Forbidden, anything else _Trouble (with Retry-After)."""
+        status = resp.status
+        if 200 <= status < 300:
+            return
+        message = _status_message(data) or f"{status} {resp.reason or ''}".strip()
+        verb = "list" if listing else "watch"
+        if status == 410:
+            raise _Expired(message)
+        if status == 403:
+            raise _Forbidden(message)
+        retry_after = _retry_after(resp.headers.get("Retry-After"))
+        if status == 401:
+            raise _Trouble(f"The API server rejected the credentials for the {verb} of {self.kind} "
+                           "(401 Unauthorized).", retry_after=max(retry_after or 0.0, self.backoff_max))
+        raise _Trouble(f"The {verb} of {self.kind} failed: {status} {resp.reason or ''}: {message}.",
+                       retry_after=retry_after)
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait ``seconds`` before a retry (tests override this to record the delays)."""
+        await asyncio.sleep(seconds)
+
+    def _transport(self, exc: BaseException) -> str:
+        return describe_transport_error(exc, self.api.configuration.host, self.read_timeout)[1]
+
+    def _backoff(self, failures: int) -> float:
+        """Seconds to wait after ``failures`` consecutive failures: ``backoff_initial * 2**(n-1)`` capped at
+        ``backoff_max``, jittered to between half and all of it."""
+        delay = min(self.backoff_max, self.backoff_initial * (2 ** max(failures - 1, 0)))
+        return random.uniform(delay / 2, delay)
+
+    def _enter(self, state: str, *, since: datetime | None = None, detail: str = "") -> WatchState | None:
+        """The WatchState to yield on a change of state or detail; None when nothing changed."""
+        key = (state, detail)
+        if key == self._state and state != "connecting":
+            return None
+        self._state = key
+        return WatchState(self.kind, state, since or datetime.now(UTC), detail)
+
+
+def _trim(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with ``metadata.managedFields`` removed (in place; the dict is ours, fresh from json.loads)."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
+
+
+def _status_message(data: bytes) -> str:
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return ""
+    return str(doc.get("message") or "") if isinstance(doc, dict) else ""
+
+
+def _retry_after(value: str | None) -> float | None:
+    """``Retry-After`` in seconds (the API server sends whole seconds), capped at 10 minutes; None if absent."""
+    if not value:
+        return None
+    try:
+        return min(max(float(value), 0.0), 600.0)
+    except ValueError:
+        return None

@@ -1,0 +1,77 @@
+"""What a reflector yields for one watched resource, and :class:`~.state.ClusterState` applies.
+
+``kind`` is the resource: ``"pods"``, ``"nodes"`` or ``"events"``. Objects are the raw JSON dicts as served
+(list items or watch event objects); ClusterState turns them into records once per change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+__all__ = [
+    "ADDED", "CONNECTING", "Delta", "Deleted", "EVENTS", "FORBIDDEN", "KINDS", "LIVE", "MODIFIED", "NODES", "PODS",
+    "RESYNCING", "Relisted", "STALE", "Upserted", "WATCH_STATES", "WatchState",
+]
+
+PODS, NODES, EVENTS = "pods", "nodes", "events"
+KINDS = (PODS, NODES, EVENTS)
+ADDED, MODIFIED = "ADDED", "MODIFIED"
+CONNECTING, LIVE, RESYNCING, STALE, FORBIDDEN = "connecting", "live", "resyncing", "stale", "forbidden"
+WATCH_STATES = (CONNECTING, LIVE, RESYNCING, STALE, FORBIDDEN)
+
+
+@dataclass(frozen=True, slots=True)
+class Upserted:
+    """A watch ADDED or MODIFIED event: ``obj`` is the object's new state, ``change`` ``"ADDED"``/``"MODIFIED"``."""
+
+    kind: str
+    obj: Mapping[str, Any]
+    change: str = MODIFIED
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """A watch DELETED event: ``obj`` is the object's last state."""
+
+    kind: str
+    obj: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Relisted:
+    """The complete current set of ``kind`` after a (re)list, at list ``resource_version``.
+
+    State diffs against it: objects it lacks are removed (no ghosts), the others updated (no duplicates).
+    ``objs`` may be given as any iterable; it is stored as a tuple.
+    """
+
+    kind: str
+    objs: tuple[Mapping[str, Any], ...]
+    resource_version: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.objs, tuple):
+            object.__setattr__(self, "objs", tuple(self.objs))
+
+
+@dataclass(frozen=True, slots=True)
+class WatchState:
+    """The connection state of one resource's reflector.
+
+    ``state``: ``"connecting"`` (first list not done), ``"live"`` (watching), ``"resyncing"`` (relisting after
+    410 Expired or a dropped watch), ``"stale"`` (cannot reach the server; data as of ``since``) or
+    ``"forbidden"`` (403 on list/watch). ``since`` is when this state began (aware), ``detail`` one readable
+    sentence (the error, or "").
+    """
+
+    kind: str
+    state: str
+    since: datetime | None = None
+    detail: str = ""
+
+
+Delta = Upserted | Deleted | Relisted | WatchState
+"""Anything a reflector yields."""

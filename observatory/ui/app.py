@@ -1,0 +1,273 @@
+"""ObservatoryApp: composes the panes, owns the workers, routes messages.
+
+State flows one way: one worker per watched kind applies deltas to :class:`ClusterState`; a short interval flushes
+whatever changed into the panes (a burst of watch events costs one repaint); panes post messages up; the bind runs
+in an exclusive worker and comes back as :class:`BindingResponded`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Footer, Input
+from textual.worker import Worker, WorkerState
+
+from observatory.model.records import BindingExchange
+from observatory.model.state import ClusterState
+from observatory.ui.screens.chooser import ChooserScreen
+from observatory.ui.screens.confirm import ConfirmScreen
+from observatory.ui.screens.help import HelpScreen
+from observatory.ui.source import Source
+from observatory.ui.widgets.events_pane import EventsPane
+from observatory.ui.widgets.exchange_pane import ExchangePane
+from observatory.ui.widgets.header_bar import HeaderBar
+from observatory.ui.widgets.nodes_pane import NodesPane
+from observatory.ui.widgets.pending_pods import PendingPodsPane
+from observatory.ui.widgets.timeline_pane import TimelinePane
+
+STYLES = Path(__file__).resolve().parent.parent / "styles"
+"""``styles/`` ships inside the package (see pyproject); in a source tree it is the top-level folder."""
+if not STYLES.is_dir():
+    STYLES = Path(__file__).resolve().parents[2] / "styles"
+
+
+def bind_warnings(state: ClusterState, pod_key: str, node: str) -> list[str]:
+    """Why the API server or the cluster may refuse binding ``pod_key`` to ``node``, in plain words."""
+    warnings = []
+    pod = state.pods.get(pod_key)
+    if pod is not None:
+        if pod.node_name:
+            warnings.append(f"already assigned to {pod.node_name}: the API server will refuse")
+        if pod.deleting:
+            warnings.append("the pod is being deleted: the API server will refuse")
+        if pod.gates:
+            warnings.append(f"the pod has scheduling gates ({', '.join(pod.gates)}): the API server will refuse")
+    target = state.nodes.get(node)
+    if target is None:
+        warnings.append(f"node {node} does not exist: the binding succeeds, then pod GC deletes the pod")
+    else:
+        if target.ready != "True":
+            warnings.append(f"node {node} is not Ready: nothing will start the pod")
+        if target.unschedulable:
+            warnings.append(f"node {node} is cordoned: a hand-bind ignores that, the scheduler would not")
+    return warnings
+
+
+class BindingResponded(Message):
+    """A Binding exchange finished (any status, or none)."""
+
+    def __init__(self, exchange: BindingExchange) -> None:
+        super().__init__()
+        self.exchange = exchange
+
+
+class ObservatoryApp(App[None]):
+    """The observatory TUI over any :class:`Source`."""
+
+    CSS_PATH = [STYLES / "app.tcss"]
+    TITLE = "observatory"
+    BINDINGS = [
+        Binding("b", "bind", "Bind", id="bind"),
+        Binding("n", "choose_namespace", "Namespace", id="namespace"),
+        Binding("a", "all_namespaces", "All ns", id="all-namespaces"),
+        Binding("slash", "filter", "Filter", id="filter", key_display="/"),
+        Binding("question_mark", "help", "Keys", id="help", key_display="?"),
+        Binding("tab", "focus_next", "Next pane", show=False, id="next-pane"),
+        Binding("shift+tab", "focus_previous", "Previous pane", show=False, id="previous-pane"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
+        Binding("q", "quit", "Quit", id="quit"),
+    ]
+
+    selected: reactive[str | None] = reactive(None)
+    filter_text: reactive[str] = reactive("")
+
+    def __init__(self, source: Source, *, clock: Callable[[], datetime] | None = None,
+                 refresh_interval: float = 0.1, recent_seconds: float = 10.0,
+                 keymap: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.state = ClusterState(self.clock, recent_seconds=recent_seconds)
+        self.refresh_interval = refresh_interval
+        self._dirty: set[str] = {"pods", "nodes", "events", "watch"}
+        self._keymap = keymap or {}
+        self.exchanges: list[BindingExchange] = []
+        self._highlight_until: datetime | None = None
+
+    # -- layout ----------------------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(id="header")
+        with Grid(id="panes"):
+            yield PendingPodsPane(id="pending")
+            yield NodesPane(id="nodes")
+            yield EventsPane(id="events")
+            yield ExchangePane(id="exchange")
+            yield TimelinePane(id="timeline")
+        yield Input(placeholder="filter pending pods by namespace/name", id="filter")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self._keymap:
+            self.set_keymap(self._keymap)
+        self.query_one("#filter", Input).display = False
+        self.query_one(PendingPodsPane).focus()
+        self.start_streams()
+        self.set_interval(self.refresh_interval, self.flush)
+        self.flush()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 100, "-narrow")
+
+    # -- data ------------------------------------------------------------------------------------------------------
+
+    def start_streams(self) -> None:
+        for kind in ("pods", "nodes", "events"):
+            self.stream(kind)
+
+    @work(group="streams", exit_on_error=False)
+    async def stream(self, kind: str) -> None:
+        """One worker per watched kind: apply each delta, mark what changed; the interval repaints."""
+        async for delta in self.source.stream(kind):
+            self._dirty |= self.state.apply(delta)
+
+    def flush(self) -> None:
+        """Push selector output down into the panes that changed since the last flush."""
+        now = self.clock()
+        dirty, self._dirty = self._dirty, set()
+        self.query_one(HeaderBar).show(context=self.source.context, server=self.source.server,
+                                       namespace=self.source.namespace, lab=self.source.lab,
+                                       read_only=self.source.read_only, watches=self.state.watch_states)
+        # Ages and the "just bound" window move with the clock, so pods and nodes repaint on every tick they show.
+        self.query_one(PendingPodsPane).show(self.state.pending(), now, self.filter_text)
+        expired = self._highlight_until is not None and now >= self._highlight_until
+        if dirty & {"pods", "nodes"} or expired:
+            self.query_one(NodesPane).show(self.state.placement(), self.selected)
+            self._highlight_until = self.state.recently_bound_expiry()
+        if dirty & {"events", "pods"}:
+            self._show_events()
+        if dirty & {"pods", "timeline"}:
+            self.query_one(TimelinePane).show(self.selected, self.state.timeline(self.selected) if self.selected else [])
+
+    def _show_events(self) -> None:
+        title = f"Events: {self.selected}" if self.selected else "Events of pending pods"
+        self.query_one(EventsPane).show(self.state.events_for(self.selected), title)
+
+    def watch_selected(self) -> None:
+        self._dirty |= {"events", "timeline", "nodes"}
+        self.refresh_bindings()  # Bind is enabled only with a pod selected
+
+    def watch_filter_text(self) -> None:
+        self._dirty.add("pods")
+
+    def on_pending_pods_pane_pod_highlighted(self, message: PendingPodsPane.PodHighlighted) -> None:
+        self.selected = message.key
+
+    # -- binding ---------------------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "bind" and (self.source.read_only or self.selected is None):
+            return None  # shown, but disabled
+        return True
+
+    def action_bind(self) -> None:
+        pod_key = self.selected
+        if pod_key is None or self.source.read_only:
+            return
+        nodes = [(name, f"{name}  ({view.state})") for name, view in sorted(self.state.nodes.items())]
+
+        def chosen(node: str | None) -> None:
+            if node:
+                self.confirm_and_bind(pod_key, node)
+
+        self.push_screen(ChooserScreen(f"Bind {pod_key} to which node?", nodes, "type part of a node name"), chosen)
+
+    def confirm_and_bind(self, pod_key: str, node: str) -> None:
+        warnings = bind_warnings(self.state, pod_key, node)
+        if not warnings:
+            self.send_binding(pod_key, node)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.send_binding(pod_key, node)
+
+        self.push_screen(ConfirmScreen(f"Bind {pod_key} to {node}?", warnings), answered)
+
+    @work(exclusive=True, group="bind", exit_on_error=False)
+    async def send_binding(self, pod_key: str, node: str) -> None:
+        namespace, name = pod_key.split("/", 1)
+        pod = self.state.pods.get(pod_key)
+        exchange = await self.source.bind(namespace, name, node, pod.uid if pod else None)
+        self.post_message(BindingResponded(exchange))
+
+    def on_binding_responded(self, message: BindingResponded) -> None:
+        self.exchanges.append(message.exchange)
+        self.query_one(ExchangePane).add(message.exchange)
+        self.selected = message.exchange.pod  # the selection stays on the pod and follows it to its node
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Unexpected worker failures become a visible message, never a traceback."""
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(f"{event.worker.name}: {type(error).__name__}: {error}", title="observatory error",
+                        severity="error", timeout=15)
+
+    # -- scope, filter, help ---------------------------------------------------------------------------------------
+
+    def action_choose_namespace(self) -> None:
+        known = sorted({pod.namespace for pod in self.state.pods.values()} | {self.source.namespace or "default"})
+        options = [(ns, ns) for ns in known]
+
+        def chosen(namespace: str | None) -> None:
+            if namespace:
+                self.rescope(namespace)
+
+        self.push_screen(ChooserScreen("Show which namespace?", options, "type a namespace"), chosen)
+
+    def action_all_namespaces(self) -> None:
+        self.rescope(None if self.source.namespace else self._home_namespace())
+
+    def _home_namespace(self) -> str:
+        return getattr(self, "_home", None) or "default"
+
+    def rescope(self, namespace: str | None) -> None:
+        """Watch pods and events of another namespace (None: all); the relist replaces what was shown."""
+        if self.source.namespace:
+            self._home = self.source.namespace
+        self.workers.cancel_group(self, "streams")
+        self.source = self.source.with_namespace(namespace)
+        self.selected = None
+        self.start_streams()
+        self._dirty |= {"pods", "nodes", "events", "watch"}
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.filter_text = event.value.strip()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            self.query_one(PendingPodsPane).focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.display = False
+        self.query_one(PendingPodsPane).focus()
+
+    def action_help(self) -> None:
+        bindings = [b for b in self.BINDINGS if isinstance(b, Binding)]
+        self.push_screen(HelpScreen(bindings))

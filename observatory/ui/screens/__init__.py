@@ -1,0 +1,1 @@
+"""Modal screens: choosing a node or namespace, confirming a bind, the key list."""

@@ -1,0 +1,64 @@
+"""The raw HTTP exchange of each Binding: request line and body, status line, headers, body with its message."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from observatory.model.records import BindingExchange
+
+SHOWN_RESPONSE_HEADERS = ("content-type", "content-length", "date", "audit-id", "cache-control", "warning",
+                          "x-kubernetes-pf-flowschema-uid", "x-kubernetes-pf-prioritylevel-uid")
+
+
+def render_exchange(exchange: BindingExchange) -> Group:
+    """Request, then response, as the wire had them (credentials were never recorded)."""
+    parts: list = []
+    request = Text()
+    request.append("→ ", style="bold cyan")
+    request.append(exchange.request_line, style="bold")
+    parts.append(request)
+    # The request body exactly as it went on the wire (compact JSON), wrapped to the pane.
+    parts.append(Syntax(exchange.request_body.decode("utf-8", "replace"), "json", theme="ansi_dark",
+                        background_color="default", word_wrap=True))
+    if exchange.error:
+        parts.append(Text(f"← no response: {exchange.error}", style="bold red"))
+        return Group(*parts)
+    ok = 200 <= exchange.status < 300
+    status = Text()
+    status.append("← ", style="bold cyan")
+    status.append(exchange.status_line, style="bold green" if ok else "bold red")
+    status.append(f"   ({exchange.elapsed_ms:.0f} ms)", style="dim")
+    parts.append(status)
+    if exchange.status_message:
+        message = Text("message: ", style="bold")
+        message.append(exchange.status_message, style="bold black on yellow" if not ok else "bold green")
+        parts.append(message)
+    for name, value in exchange.response_headers:
+        if name.lower() in SHOWN_RESPONSE_HEADERS:
+            parts.append(Text(f"{name}: {value}", style="dim"))
+    parts.append(Syntax(exchange.pretty_response, "json", theme="ansi_dark", background_color="default",
+                        word_wrap=True))
+    return Group(*parts)
+
+
+class ExchangePane(VerticalScroll):
+    """Every exchange of this session, newest at the bottom; earlier ones are a scroll away."""
+
+    BORDER_TITLE = "HTTP exchange"
+
+    def on_mount(self) -> None:
+        self.mount(Static(Text("No Binding sent yet. Select a pending pod and press b.", style="dim"),
+                          id="exchange-empty"))
+
+    def add(self, exchange: BindingExchange) -> None:
+        for empty in self.query("#exchange-empty"):
+            empty.remove()
+        latest = Static(render_exchange(exchange), classes="exchange")
+        self.mount(latest)
+        self.border_title = f"HTTP exchange: {exchange.status_line if not exchange.error else 'no response'}"
+        # The newest exchange starts at the top of the pane; earlier ones are above it.
+        self.call_after_refresh(self.scroll_to_widget, latest, animate=False, top=True)

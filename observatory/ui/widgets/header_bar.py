@@ -1,0 +1,44 @@
+"""The header: which cluster, which scope, how each watch is doing, and the LAB / READ-ONLY badges."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.text import Text
+from textual.widgets import Static
+
+from observatory.model.deltas import WatchState
+from observatory.ui.text import clock_time
+
+_STATE_STYLE = {"live": "green", "connecting": "yellow", "resyncing": "yellow", "stale": "bold red",
+                "forbidden": "bold magenta"}
+
+
+class HeaderBar(Static):
+    """Two lines: ``[LAB] [READ-ONLY] context · server`` and ``scope … · pods live · nodes live · events live``."""
+
+    DEFAULT_CSS = "HeaderBar { height: 2; }"
+
+    def show(self, *, context: str, server: str, namespace: str | None, lab: bool, read_only: bool,
+             watches: Mapping[str, WatchState]) -> None:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        if lab:
+            line.append(" LAB ", style="bold black on yellow")
+            line.append(" ")
+        if read_only:
+            line.append(" READ-ONLY ", style="bold white on red")
+            line.append(" ")
+        line.append(context, style="bold")
+        line.append(" · ", style="dim")
+        line.append(server, style="dim")
+        states = Text(no_wrap=True, overflow="ellipsis")
+        states.append("scope ")
+        states.append(namespace if namespace else "all namespaces", style="bold cyan")
+        for kind in ("pods", "nodes", "events"):
+            watch = watches.get(kind)
+            label = "connecting" if watch is None else watch.state
+            if watch is not None and watch.state == "stale" and watch.since is not None:
+                label = f"stale since {clock_time(watch.since)}"
+            states.append(f" · {kind} ", style="dim")
+            states.append(label, style=_STATE_STYLE.get(watch.state if watch else "connecting", ""))
+        self.update(Text("\n").join([line, states]))

@@ -1,0 +1,1 @@
+"""Tests of observatory.kube against the in-process lab and small scripted HTTP servers."""

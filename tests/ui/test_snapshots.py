@@ -1,0 +1,76 @@
+"""SVG snapshots of the TUI at 120x40 (start, after the 201, after the 409) and at 80x24, with a frozen clock.
+
+The app runs over a recorded Source (tests/ui/fakes.py) so every run renders the same screen.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from observatory.ui.app import ObservatoryApp
+from tests.ui.fakes import RecordedSource, frozen_clock
+
+
+@pytest.fixture(autouse=True)
+def utc_local_time(monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.delenv("TZ")
+    time.tzset()
+
+
+def make_app() -> ObservatoryApp:
+    return ObservatoryApp(RecordedSource(), clock=frozen_clock, refresh_interval=0.05)
+
+
+async def until(pilot, check, timeout: float = 10.0) -> None:
+    """Wait on a condition of the app (never a fixed sleep), then let pending repaints land."""
+    for _ in range(int(timeout / 0.05)):
+        if check():
+            break
+        await pilot.pause(0.05)
+    else:
+        raise AssertionError("the app did not reach the expected state")
+    await pilot.pause(0.15)  # three refresh intervals: the flush after the change has rendered
+    await pilot.wait_for_scheduled_animations()
+
+
+async def select_manual(pilot) -> None:
+    app = pilot.app
+    await until(pilot, lambda: "sched-lab/manual" in app.query_one("#pending").rows)
+    app.query_one("#pending").select("sched-lab/manual")
+    await until(pilot, lambda: app.selected == "sched-lab/manual" and app.state.timeline("sched-lab/manual"))
+
+
+async def bind_worker(pilot) -> None:
+    await select_manual(pilot)
+    await pilot.press("b", *"worker", "enter")
+    await until(pilot, lambda: len(pilot.app.exchanges) == 1 and pilot.app.state.recently_bound())
+
+
+async def bind_twice(pilot) -> None:
+    await bind_worker(pilot)
+    await pilot.press("b", *"control", "enter")
+    await until(pilot, lambda: pilot.app.screen.__class__.__name__ == "ConfirmScreen")
+    await pilot.press("y")
+    await until(pilot, lambda: len(pilot.app.exchanges) == 2)
+
+
+def test_start_120x40(snap_compare):
+    assert snap_compare(make_app(), terminal_size=(120, 40), run_before=select_manual)
+
+
+def test_after_201_120x40(snap_compare):
+    assert snap_compare(make_app(), terminal_size=(120, 40), run_before=bind_worker)
+
+
+def test_after_409_120x40(snap_compare):
+    assert snap_compare(make_app(), terminal_size=(120, 40), run_before=bind_twice)
+
+
+def test_start_80x24(snap_compare):
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=select_manual)
