@@ -149,3 +149,44 @@ def test_no_scheduler_flag_leaves_pods_pending_and_scheduler_name_adds_a_profile
         assert lab.sh("kubectl get pod mine -o jsonpath='{.status.phase}'").stdout == "Pending"  # no kubelet
     finally:
         stop(lab)
+
+
+def one_paragraph_failure(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    message = result.stderr.strip()
+    assert "\n\n" not in message and "--lab" in message
+    return message
+
+
+def test_missing_kubeconfig_file_is_one_paragraph_and_exit_2(tmp_path):
+    missing = tmp_path / "nope" / "config"
+    message = one_paragraph_failure(observatory("--kubeconfig", str(missing)))
+    assert str(missing) in message
+
+
+def test_unknown_context_is_one_paragraph_and_exit_2(tmp_path):
+    from observatory.lab.kubeconfig import write_kubeconfig
+
+    config = write_kubeconfig(tmp_path / "kc", "http://127.0.0.1:9")
+    message = one_paragraph_failure(observatory("--kubeconfig", str(config), "--context", "no-such-context"))
+    assert "no-such-context" in message
+
+
+def test_unreachable_cluster_is_one_paragraph_and_exit_2(tmp_path):
+    import socket
+
+    from observatory.lab.kubeconfig import write_kubeconfig
+
+    with socket.socket() as sock:  # a loopback port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{port}")
+    message = one_paragraph_failure(observatory("--kubeconfig", str(config)))
+    assert f"127.0.0.1:{port}" in message
+
+
+def test_garbage_kubeconfig_is_one_paragraph_and_exit_2(tmp_path):
+    bad = tmp_path / "kc"
+    bad.write_text("apiVersion: v1\nclusters: [unclosed\n")
+    one_paragraph_failure(observatory("--kubeconfig", str(bad)))
