@@ -2,7 +2,8 @@
 
 URL layout, verbs and error bodies follow kube-apiserver (reference §1-§3, §6). Every failure is a ``metav1.Status``
 JSON body; an exception that is not a :class:`~observatory.lab.errors.StatusError` becomes 500 InternalError, never
-a traceback on the wire.
+a traceback on the wire. What the routes read from a request (body, negotiation, query parameters) lives in
+:mod:`observatory.lab.request_body`; watch streams in :mod:`observatory.lab.watch`.
 """
 
 from __future__ import annotations
@@ -10,26 +11,34 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
-from multidict import CIMultiDict
 
-from observatory.lab import decoding, errors, openapi, printing, protobuf, resources, schema
+from observatory.lab import decoding, errors, openapi, printing, resources
 from observatory.lab.encoding import go_json, with_kind
-from observatory.lab.registry import ListQuery, Registry, make_predicate, parse_query
+from observatory.lab.listing import ListQuery, parse_query
+from observatory.lab.registry import Registry
+from observatory.lab.request_body import (
+    JSON,
+    _dry_run,
+    _field_validation,
+    _include_object,
+    _int_param,
+    _read_body,
+    _read_raw,
+    _sanitized_patch,
+    _wants_table,
+)
 from observatory.lab.resources import CORE_V1, ResourceType
-from observatory.lab.store import Change, Store, safe_match
+from observatory.lab.store import Store
+from observatory.lab.watch import serve_watch
 from observatory.settings import LabSettings
 
 log = logging.getLogger(__name__)
-
-JSON = "application/json"
-SUPPORTED_BODIES = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
 
 
 @dataclass
@@ -111,99 +120,7 @@ async def get_openapi_v2(request: web.Request) -> web.Response:
                         headers={"Content-Type": openapi.OPENAPI_V2_CONTENT_TYPE})
 
 
-# -- request helpers -----------------------------------------------------------------------------------------------
-
-
-def _wants_table(request: web.Request) -> bool:
-    accept = request.headers.get("Accept", "")
-    for part in accept.split(","):
-        params = {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in part.split(";")[1:])}
-        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
-            return True
-    return False
-
-
-def _include_object(request: web.Request) -> str:
-    """``includeObject`` for Table responses, validated before anything is written (400 when invalid)."""
-    value = request.query.get("includeObject", "Metadata") or "Metadata"
-    message = printing.include_object_error(value)
-    if message is not None:
-        raise errors.bad_request(message)
-    return value
-
-
-def _dry_run(request: web.Request, options: dict[str, Any] | None = None) -> bool:
-    values = list(request.query.getall("dryRun", []))
-    body_values = (options or {}).get("dryRun") or []
-    if not isinstance(body_values, list):
-        raise errors.bad_request("DeleteOptions: dryRun must be a list")
-    values += body_values
-    for v in values:
-        if v != "All":
-            raise errors.bad_request(f'unsupported dry run value "{v}"')
-    return bool(values)
-
-
-async def _read_body(request: web.Request, rt_kind: str) -> dict[str, Any]:
-    raw = await _read_raw(request)
-    if not raw:
-        raise errors.bad_request("the body of the request was empty")
-    ctype = request.content_type
-    if ctype == protobuf.CONTENT_TYPE:
-        try:
-            body = decoding.sanitize(protobuf.decode(raw))
-        except protobuf.ProtobufError as exc:
-            raise errors.unsupported_media_type(f"{SUPPORTED_BODIES} ({exc})") from None
-    elif ctype in ("application/json", "application/yaml", "application/x-yaml", "application/octet-stream", ""):
-        body = decoding.decode(raw, ctype)
-    else:
-        raise errors.unsupported_media_type(SUPPORTED_BODIES)
-    if not isinstance(body, dict):
-        raise errors.bad_request(f"the object provided is unrecognized (must be of type {rt_kind})")
-    if body.get("metadata") is None:
-        body["metadata"] = {}
-    if not isinstance(body["metadata"], dict):
-        raise errors.bad_request(f"{rt_kind} in version \"v1\" cannot be handled as a {rt_kind}: json: cannot "
-                                 f"unmarshal {_json_type(body['metadata'])} into Go struct field "
-                                 f"{rt_kind}.metadata of type v1.ObjectMeta")
-    return body
-
-
-async def _read_raw(request: web.Request) -> bytes:
-    """The request body, refused with 413 past kube-apiserver's 3 MiB limit before it is all read."""
-    if request.content_length is not None and request.content_length > decoding.MAX_BODY_BYTES:
-        raise decoding.request_too_large()
-    raw = await request.content.read(decoding.MAX_BODY_BYTES + 1)
-    if len(raw) > decoding.MAX_BODY_BYTES:
-        raise decoding.request_too_large()
-    return raw
-
-
-def _json_type(value: Any) -> str:
-    """Go's name for a JSON value's type in ``json: cannot unmarshal <type> into …``."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "null")
-
-
-def _field_validation(request: web.Request, kind: str, body: dict[str, Any]) -> CIMultiDict[str]:
-    """``fieldValidation``: Strict rejects unknown fields (400), Warn answers with Warning headers, Ignore ignores."""
-    mode = request.query.get("fieldValidation", "")
-    if mode not in ("", "Ignore", "Warn", "Strict"):
-        raise errors.bad_request(f"fieldValidation parameter unsupported: {mode}")
-    headers: CIMultiDict[str] = CIMultiDict()
-    if mode not in ("Warn", "Strict"):
-        return headers
-    unknown = schema.unknown_fields(kind, body)
-    if unknown and mode == "Strict":
-        raise errors.bad_request(schema.strict_decoding_message(kind, unknown))
-    for text in schema.warning_texts(unknown):
-        # One RFC 7234 Warning header per field, the text quoted with inner quotes escaped, as kube-apiserver sends.
-        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-        headers.add("Warning", f'299 - "{escaped}"')
-    return headers
+# -- object responses ----------------------------------------------------------------------------------------------
 
 
 def _object_response(rt: ResourceType, obj: dict[str, Any], status: int = 200, *, table: bool = False,
@@ -363,149 +280,6 @@ async def _item(request: web.Request, lab: LabContext, rt: ResourceType, ns: str
                               grace_period=grace)
         return _object_response(rt, obj)
     raise errors.method_not_allowed()
-
-
-def _sanitized_patch(raw: bytes) -> bytes:
-    """A patch body re-encoded from its sanitised JSON value; unparsable bytes pass through so the patch module can
-    report them with Go's wording."""
-    try:
-        value = json.loads(raw, parse_constant=decoding.reject_constant)
-    except (ValueError, RecursionError):
-        return raw
-    return json.dumps(decoding.sanitize(value)).encode()
-
-
-# -- watch ---------------------------------------------------------------------------------------------------------
-
-
-def _int_param(request: web.Request, key: str) -> int | None:
-    text = request.query.get(key, "")
-    if not text:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise errors.bad_request(f'strconv.ParseInt: parsing "{text}": invalid syntax') from None
-
-
-async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, query: ListQuery) -> web.StreamResponse:
-    """A watch stream: newline-delimited WatchEvents over a chunked 200 (reference §3.2).
-
-    resourceVersion unset or "0" starts with synthetic ADDED events; a specific one resumes after it, or sends one
-    ERROR event with the 410 Expired Status and ends when it is older than the history window. ``timeoutSeconds``
-    ends the stream cleanly; without it the end comes after a random time between ``min_request_timeout`` and
-    twice that, as kube-apiserver does. ``allowWatchBookmarks=true`` brings periodic BOOKMARKs.
-    """
-    store, settings = lab.store, lab.settings
-    rv_text = request.query.get("resourceVersion", "")
-    timeout = _int_param(request, "timeoutSeconds")
-    bookmarks = request.query.get("allowWatchBookmarks", "") in ("true", "1")
-    send_initial = request.query.get("sendInitialEvents", "")
-    table = _wants_table(request)
-    include_object = _include_object(request)
-    if timeout is not None and timeout < 0:
-        raise errors.bad_request(f"timeoutSeconds: Invalid value: {timeout}: must be greater than or equal to 0")
-    if send_initial and request.query.get("resourceVersionMatch", "") != "NotOlderThan":
-        raise errors.invalid("ListOptions", "", [("FieldValueForbidden", "sendInitialEvents",
-                             "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan")],
-                             group="meta.k8s.io")
-    initial = rv_text in ("", "0") if not send_initial else send_initial == "true"
-    since: int | None = None
-    if not initial:
-        try:
-            since = int(rv_text) if rv_text else None
-        except ValueError:
-            raise errors.bad_request(f"invalid resource version: {rv_text}") from None
-    predicate = make_predicate(rt, query)
-
-    response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
-    response.enable_chunked_encoding()
-    await response.prepare(request)
-
-    first_table = True
-
-    def encode(type_: str, obj: dict[str, Any], change: Change | None = None) -> bytes:
-        nonlocal first_table
-        if table:
-            # Like the apiserver's watch encoder, only the first Table carries columnDefinitions.
-            obj = printing.table(rt.name, [obj], datetime.now(UTC), resource_version=obj["metadata"]["resourceVersion"],
-                                 include_object=include_object, kind=rt.kind, api_version=rt.api_version,
-                                 include_column_definitions=first_table)
-            first_table = False
-            return go_json({"type": type_, "object": obj})
-        if change is not None:
-            cached = change.encoded.get("json")
-            if cached is None:  # encoded once per change however many watchers share it
-                cached = change.encoded["json"] = go_json({"type": type_, "object": with_kind(obj, rt.kind,
-                                                                                              rt.api_version)})
-            return cached
-        return go_json({"type": type_, "object": with_kind(obj, rt.kind, rt.api_version)})
-
-    try:
-        # With initial events (watch-list included) the stream continues from this snapshot, never from older history.
-        watcher = store.watch(rt.name, query.namespace, predicate, None if initial else since)
-        snapshot_rv = store.resource_version
-        initial_objects = list(store.iter(rt.name, query.namespace)) if initial else []
-    except errors.StatusError as exc:
-        await response.write(go_json({"type": "ERROR", "object": exc.status}))
-        await response.write_eof()
-        return response
-    try:
-        if initial:
-            chunk = [encode("ADDED", obj) for obj in initial_objects
-                     if predicate is None or safe_match(predicate, obj)]
-            if chunk:
-                await response.write(b"".join(chunk))
-            if send_initial == "true" and bookmarks:
-                await response.write(go_json({"type": "BOOKMARK", "object": {
-                    "kind": rt.kind, "apiVersion": rt.api_version,
-                    "metadata": {"resourceVersion": str(snapshot_rv),
-                                 "annotations": {"k8s.io/initial-events-end": "true"}}}}))
-        await _pump(request, response, watcher, store, settings, rt, encode, timeout, bookmarks)
-    except (ConnectionResetError, asyncio.CancelledError):
-        pass
-    finally:
-        store.stop_watch(watcher)
-    return response
-
-
-async def _pump(request: web.Request, response: web.StreamResponse, watcher: Any, store: Store,
-                settings: LabSettings, rt: ResourceType, encode: Any, timeout: int | None, bookmarks: bool) -> None:
-    loop = asyncio.get_running_loop()
-    if timeout is None:
-        timeout_s = settings.min_request_timeout * (1 + random.random())
-    else:
-        timeout_s = float(timeout) if timeout > 0 else settings.min_request_timeout * (1 + random.random())
-    deadline = loop.time() + timeout_s
-    next_bookmark = loop.time() + settings.bookmark_interval
-    tick = min(settings.bookmark_interval, 2.0)
-    while True:
-        now = loop.time()
-        if now >= deadline:
-            break
-        try:
-            change: Change | None = await asyncio.wait_for(watcher.queue.get(), min(deadline, now + tick) - now)
-        except TimeoutError:
-            change = None
-            if request.transport is None or request.transport.is_closing():
-                return
-        else:
-            if change is None:  # the store closed this watch
-                break
-            batch = [encode(change.type, change.obj, change)]
-            while not watcher.queue.empty():
-                more = watcher.queue.get_nowait()
-                if more is None:
-                    await response.write(b"".join(batch))
-                    return await response.write_eof()
-                batch.append(encode(more.type, more.obj, more))
-            await response.write(b"".join(batch))
-        if bookmarks and loop.time() >= next_bookmark and watcher.queue.empty():
-            next_bookmark = loop.time() + settings.bookmark_interval
-            await response.write(go_json({"type": "BOOKMARK", "object": {
-                "kind": rt.kind, "apiVersion": rt.api_version,
-                "metadata": {"resourceVersion": str(store.resource_version)}}}))
-    await response.write_eof()
 
 
 async def not_found(request: web.Request) -> web.Response:

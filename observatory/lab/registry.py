@@ -2,7 +2,7 @@
 
 Input bodies are decoded JSON; results are stored objects (without kind/apiVersion) or Status dicts. Every API error
 is a :class:`~observatory.lab.errors.StatusError` with upstream's code, reason and message. HTTP framing lives in
-:mod:`observatory.lab.api`.
+:mod:`observatory.lab.api`; list queries, selection and continue tokens in :mod:`observatory.lab.listing`.
 
 Sources: apiserver ``pkg/registry/generic/registry/store.go`` (create, update, delete, finalizers),
 ``pkg/endpoints/handlers/{create,update,patch,get}.go``, kubernetes ``pkg/registry/core/pod/storage/storage.go``
@@ -11,15 +11,12 @@ Sources: apiserver ``pkg/registry/generic/registry/store.go`` (create, update, d
 
 from __future__ import annotations
 
-import base64
-import binascii
 import copy
-import json
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from observatory.lab import errors, patch, schema, selectors, strategy
+from observatory.lab import errors, gotypes, patch, schema, strategicpatch, strategy
+from observatory.lab.listing import ListQuery, ListResult, _decode_continue, _encode_continue, make_predicate
 from observatory.lab.resources import ALL, CORE_V1, ResourceType
 from observatory.lab.store import Store, now_rfc3339
 
@@ -32,88 +29,9 @@ CONTINUE_EXPIRED = (
 )
 
 
-@dataclass(frozen=True)
-class ListResult:
-    """One page of a list: ``items`` in key order, the list ``resource_version``, and paging metadata."""
-
-    items: list[dict[str, Any]]
-    resource_version: str
-    continue_token: str = ""
-    remaining: int | None = None
-
-
-@dataclass(frozen=True)
-class ListQuery:
-    """Parsed list/watch filters: namespace (None = all), selectors and paging."""
-
-    namespace: str | None = None
-    field_selector: selectors.FieldSelector | None = None
-    label_selector: selectors.LabelSelector | None = None
-    limit: int = 0
-    continue_token: str = ""
-
-    @property
-    def filtered(self) -> bool:
-        return bool(self.field_selector and self.field_selector.requirements) or bool(
-            self.label_selector and not self.label_selector.empty
-        )
-
-
-def parse_query(rt: ResourceType, namespace: str | None, params: dict[str, str]) -> ListQuery:
-    """Parse ``fieldSelector``, ``labelSelector``, ``limit`` and ``continue``; bad input raises 400 BadRequest."""
-    try:
-        fsel = selectors.parse_field_selector(params.get("fieldSelector", ""))
-        _, supported, aliases = selectors.FIELD_SETS.get(rt.name, selectors.METADATA_FIELDS)
-        fsel.check_supported(supported, aliases, default_conversion=rt.name not in selectors.FIELD_SETS)
-        lsel = selectors.parse_label_selector(params.get("labelSelector", ""))
-    except selectors.SelectorError as exc:
-        raise errors.bad_request(str(exc)) from None
-    limit_text = params.get("limit", "") or "0"
-    try:
-        limit = int(limit_text)
-    except ValueError:
-        raise errors.bad_request(f'strconv.ParseInt: parsing "{limit_text}": invalid syntax') from None
-    return ListQuery(namespace, fsel, lsel, max(limit, 0), params.get("continue", ""))
-
-
-def make_predicate(rt: ResourceType, query: ListQuery):
-    """A predicate over stored objects for the query's selectors, or None when nothing filters."""
-    if not query.filtered:
-        return None
-    fields_fn, _, _ = selectors.FIELD_SETS.get(rt.name, selectors.METADATA_FIELDS)
-    fsel, lsel = query.field_selector, query.label_selector
-
-    def predicate(obj: dict[str, Any]) -> bool:
-        if fsel is not None and fsel.requirements and not fsel.matches(fields_fn(obj)):
-            return False
-        if lsel is not None and not lsel.empty and not lsel.matches((obj.get("metadata") or {}).get("labels") or {}):
-            return False
-        return True
-
-    return predicate
-
-
 def _rfc3339_in(seconds: int) -> str:
     """RFC 3339 time ``seconds`` from now, as a deletionTimestamp."""
     return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _encode_continue(rv: int, start: tuple[str, str, str]) -> str:
-    key = f"{start[1]}/{start[2]}" if start[1] else start[2]
-    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": key + "\x00"}, separators=(",", ":"))
-    return base64.b64encode(raw.encode()).decode()
-
-
-def _decode_continue(token: str, resource: str) -> tuple[int, tuple[str, str, str]]:
-    try:
-        data = json.loads(base64.b64decode(token, validate=True))
-        rv, start = int(data["rv"]), str(data["start"]).rstrip("\x00")
-        if data.get("v") != "meta.k8s.io/v1":
-            raise ValueError(data.get("v"))
-    except (binascii.Error, ValueError, KeyError, TypeError) as exc:
-        raise errors.bad_request(f"continue key is not valid: {exc}") from None
-    ns, _, name = start.rpartition("/")
-    return rv, (resource, ns, name)
 
 
 class Registry:
@@ -145,7 +63,7 @@ class Registry:
     def _check_types(rt: ResourceType, body: dict[str, Any]) -> None:
         """Refuse a body whose fields have the wrong JSON type, with the decoder's 400 (never store it)."""
         if rt.kind in schema.KIND_MODELS:
-            message = schema.type_error(rt.kind, body, version=rt.version)
+            message = gotypes.type_error(rt.kind, body, version=rt.version)
             if message is not None:
                 raise errors.bad_request(message)
 
@@ -274,7 +192,7 @@ class Registry:
         appliers = {
             "application/json-patch+json": patch.json_patch,
             "application/merge-patch+json": patch.json_merge_patch,
-            "application/strategic-merge-patch+json": lambda target, body: patch.strategic_merge_patch(
+            "application/strategic-merge-patch+json": lambda target, body: strategicpatch.strategic_merge_patch(
                 target, body, rt.kind),
         }
         apply = appliers.get(content_type)
@@ -366,7 +284,7 @@ class Registry:
         then deleting / already assigned / gated (409 on ``pods/binding``). On success sets ``spec.nodeName``,
         replaces the PodScheduled condition, merges annotations, creates no Event, and returns the 201 Status.
         """
-        message = schema.type_error("Binding", body)
+        message = gotypes.type_error("Binding", body)
         if message is not None:
             raise errors.bad_request(message)
         body = copy.deepcopy(body)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from observatory.lab.patch import GENERIC_422, PatchError, json_merge_patch, json_patch, strategic_merge_patch
+from observatory.lab.patch import GENERIC_422, PatchError, json_merge_patch, json_patch
+from observatory.lab.strategicpatch import strategic_merge_patch
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from observatory.lab.gotypes import type_error
 from observatory.lab.schema import (
     closure,
     definition_name,
     model_fields,
     strict_decoding_message,
-    type_error,
     unknown_fields,
     warning_texts,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from observatory.lab.labelselectors import parse_label_selector
 from observatory.lab.selectors import (
     FIELD_SETS,
     FieldSelector,
@@ -12,7 +13,6 @@ from observatory.lab.selectors import (
     namespace_fields,
     node_fields,
     parse_field_selector,
-    parse_label_selector,
     pod_fields,
 )
 

@@ -1,0 +1,211 @@
+"""The errors of Go's own parsers behind the typed decoder's Quantity, Time and MicroTime fields.
+
+Reproduces, errors only, apimachinery ``pkg/api/resource/quantity.go`` ``ParseQuantity`` (what
+``Quantity.UnmarshalJSON`` returns) and Go ``src/time/format.go`` ``time.Parse`` for the RFC3339 and RFC3339Micro
+layouts (what ``metav1.Time``/``metav1.MicroTime`` ``UnmarshalJSON`` return), plus ``unicode.IsSpace`` as
+``strings.TrimSpace`` uses it. :mod:`observatory.lab.gotypes` reports these texts.
+"""
+
+from __future__ import annotations
+
+import re
+
+# time.Parse layouts of metav1.Time and metav1.MicroTime.
+_RFC3339 = "2006-01-02T15:04:05Z07:00"
+_RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
+
+# Go's unicode.IsSpace, which strings.TrimSpace uses (Python's str.strip() also strips \x1c-\x1f).
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000"
+
+# -- resource.ParseQuantity (apimachinery pkg/api/resource/quantity.go), errors only --------------------------------
+
+_QTY_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+_QTY_NUMERIC = "unable to parse numeric part of quantity"
+_QTY_SUFFIX = "unable to parse quantity's suffix"
+_DEC_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BIN_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DIGITS = frozenset("0123456789")
+
+
+def _digits_end(s: str, i: int) -> int:
+    while i < len(s) and s[i] in _DIGITS:
+        i += 1
+    return i
+
+
+def _quantity_error(s: str) -> str | None:
+    """The error ``ParseQuantity(s)`` returns, or None when ``s`` is a valid quantity."""
+    if not s:
+        return _QTY_FORMAT
+    end = len(s)
+    pos = 1 if s[0] in "+-" else 0
+    while pos < end and s[pos] == "0":  # leading zeros; all zeros is 0
+        pos += 1
+    if pos >= end:
+        return None
+    i = _digits_end(s, pos)
+    num, pos = s[pos:i] or "0", i
+    denom = ""
+    if pos < end and s[pos] == ".":
+        i = _digits_end(s, pos + 1)
+        denom, pos = s[pos + 1:i], i
+    value, suffix_start = s[:pos], pos
+    while pos < end and s[pos] in "eEinumkKMGTP":
+        pos += 1
+    if pos < end:
+        if s[pos] in "+-":
+            pos += 1
+        if _digits_end(s, pos) < end:
+            return _QTY_FORMAT
+    suffix = s[suffix_start:]
+    if suffix in _DEC_SUFFIXES:
+        binary, exponent = False, _DEC_SUFFIXES[suffix]
+    elif suffix in _BIN_SUFFIXES:
+        binary, exponent = True, _BIN_SUFFIXES[suffix]
+    elif len(suffix) > 1 and suffix[0] in "eE" and re.fullmatch(r"[+-]?[0-9]+", suffix[1:]) \
+            and -(1 << 63) <= int(suffix[1:]) < (1 << 63):
+        binary, exponent = False, (int(suffix[1:]) + (1 << 31)) % (1 << 32) - (1 << 31)  # int32(parsed)
+    else:
+        return _QTY_SUFFIX
+    # Only the inf.Dec slow path can fail (no digit to read); it runs when the int64 fast path cannot.
+    if binary:
+        precision = 15 - len(num) - int(exponent * 3 / 10) - 1 if not denom else -1
+        scale = 0
+    else:
+        precision, scale = 18 - len(num) - len(denom), exponent
+    fast = precision >= 0 and scale - len(denom) >= -9
+    if not fast and not any(c in _DIGITS for c in value):
+        return _QTY_NUMERIC
+    return None
+
+
+# -- time.Parse(layout, value) (Go src/time/format.go) for RFC3339 and RFC3339Micro, errors only --------------------
+
+# (prefix, element, layout text) per layout element, as time.nextStdChunk splits the two layouts.
+_TIME_CHUNKS = {
+    _RFC3339: (("", "year", "2006"), ("-", "month", "01"), ("-", "day", "02"), ("T", "hour", "15"),
+               (":", "minute", "04"), (":", "second", "05"), ("", "tz", "Z07:00")),
+    _RFC3339_MICRO: (("", "year", "2006"), ("-", "month", "01"), ("-", "day", "02"), ("T", "hour", "15"),
+                     (":", "minute", "04"), (":", "second", "05"), ("", "frac", ".000000"), ("", "tz", "Z07:00")),
+}
+
+
+def _time_quote(b: bytes) -> str:
+    """time's ``quote``: double quotes, ``\\"`` and ``\\\\`` escaped, every non-ASCII or control byte as ``\\xNN``."""
+    out = ['"']
+    for c in b:
+        if c >= 0x80 or c < 0x20:
+            out.append(f"\\x{c:02x}")
+        else:
+            out.append(("\\" if c in (0x22, 0x5C) else "") + chr(c))
+    out.append('"')
+    return "".join(out)
+
+
+def _getnum(s: bytes, fixed: bool) -> tuple[int, bytes] | None:
+    if not s[:1].isdigit():
+        return None
+    if not s[1:2].isdigit():
+        return None if fixed else (s[0] - 48, s[1:])
+    return (s[0] - 48) * 10 + s[1] - 48, s[2:]
+
+
+def _atoi(s: bytes) -> int | None:
+    neg = s[:1] == b"-"
+    if s[:1] in (b"-", b"+"):
+        s = s[1:]
+    if s and not s.isdigit():
+        return None
+    number = int(s) if s else 0  # time's leadingInt reads nothing from "" without an error
+    return -number if neg else number
+
+
+def _days_in(month: int, year: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def _time_error(text: str, layout: str) -> str | None:
+    """The ``*time.ParseError`` text of ``time.Parse(layout, text)``, or None when it parses."""
+    value = avalue = text.encode("utf-8")
+    year, month, day = 0, -1, -1
+    chunks = _TIME_CHUNKS[layout]
+
+    def cannot(layout_elem: str, value_elem: bytes) -> str:
+        return (f"parsing time {_time_quote(avalue)} as {_time_quote(layout.encode())}: cannot parse "
+                f"{_time_quote(value_elem)} as {_time_quote(layout_elem.encode())}")
+
+    def out_of_range(what: str) -> str:
+        return f"parsing time {_time_quote(avalue)}: {what} out of range"
+
+    for index, (prefix, elem, std) in enumerate(chunks):
+        if prefix:
+            if value[:1] != prefix.encode():
+                return cannot(prefix, value)
+            value = value[1:]
+        hold, bad, range_err = value, False, ""
+        if elem == "year":
+            if len(value) < 4 or not value[:1].isdigit():
+                bad = True
+            else:
+                parsed_year = _atoi(value[:4])
+                value = value[4:]
+                bad = parsed_year is None
+                year = parsed_year or 0
+        elif elem in ("month", "day", "hour", "minute", "second"):
+            got = _getnum(value, elem != "hour")
+            number = 0
+            if got is None:
+                bad = True
+            else:
+                number, value = got
+            if elem == "month":
+                month = number
+                if not bad and not 1 <= number <= 12:
+                    range_err = "month"
+            elif elem == "day":
+                day = number
+            elif elem in ("hour", "minute") and number >= (24 if elem == "hour" else 60):
+                range_err = elem
+            elif elem == "second" and not bad:
+                if number >= 60:
+                    range_err = "second"
+                elif value[:1] in (b".", b",") and value[1:2].isdigit() and chunks[index + 1][1] != "frac":
+                    n = 2
+                    while value[n:n + 1].isdigit():
+                        n += 1
+                    value = value[n:]  # a fraction the layout does not have: any number of digits
+        elif elem == "frac":
+            if len(value) < 7:
+                bad = True
+            else:
+                nanos = _atoi(value[1:7]) if value[:1] in (b".", b",") else None
+                bad = nanos is None
+                if nanos is not None and nanos < 0:
+                    range_err = "fractional second"
+                value = value[7:]
+        else:  # tz: Z or ±hh:mm
+            if value[:1] == b"Z":
+                value = value[1:]
+            elif len(value) < 6 or value[3:4] != b":":
+                bad = True
+            else:
+                sign, hh, mm, value = value[:1], value[1:3], value[4:6], value[6:]
+                hours = _getnum(hh, True)
+                minutes = _getnum(mm, True) if hours else None
+                bad = hours is None or minutes is None or sign not in (b"+", b"-")
+                if hours and hours[0] > 24:
+                    range_err = "time zone offset hour"
+                if minutes and minutes[0] > 60:
+                    range_err = "time zone offset minute"
+        if range_err:
+            return out_of_range(range_err)
+        if bad:
+            return cannot(std, hold)
+    if value:
+        return f"parsing time {_time_quote(avalue)}: extra text: {_time_quote(value)}"
+    if not 1 <= day <= _days_in(month, year):
+        return out_of_range("day")
+    return None
