@@ -60,8 +60,9 @@ class Reason:
 
 @dataclass(frozen=True)
 class PreemptionParse:
-    """The body after ``preemption: ``: ``raw`` as printed, the FitError ``total`` and its reasons, or one
-    count-less reason for a sentence such as ``not eligible due to preemptionPolicy=Never``."""
+    """The body after ``preemption: ``: ``raw`` as printed (whitespace runs as one space), the FitError ``total``
+    and its reasons, or one count-less reason for a sentence such as ``not eligible due to
+    preemptionPolicy=Never``."""
 
     raw: str
     total: int | None = None
