@@ -39,7 +39,10 @@ def _sort_key(key: str) -> tuple[str, str, str]:
 
 
 def _event_order(ev: EventView) -> tuple[datetime, str, str]:
-    return (ev.time or _EARLIEST, ev.name, ev.namespace)
+    """By time to the second (the legacy recorder's precision; events/v1 times carry microseconds), then by name,
+    whose ``<object>.<hex unix nanoseconds>`` suffix orders events of the same second by creation, as kubectl's
+    describe shows them."""
+    return ((ev.time or _EARLIEST).replace(microsecond=0), ev.name, ev.namespace)
 
 
 def _index_add(index: dict[str, set[str]], key: str, value: str) -> None:
@@ -141,7 +144,11 @@ class ClusterState:
             key = self._key(obj)
             if key:
                 now = self._clock()
-                self._set_pod(key, None if deleted else PodView.from_api(obj), change, now, areas)
+                if deleted:
+                    # The DELETED event carries the last state with the deletion's own resourceVersion.
+                    self._set_pod(key, None, change, now, areas, last=PodView.from_api(obj))
+                else:
+                    self._set_pod(key, PodView.from_api(obj), change, now, areas)
                 self._timelines.forget(now)
         elif kind == NODES:
             name = text(mapping(mapping(obj).get("metadata")).get("name"))
@@ -196,7 +203,8 @@ class ClusterState:
 
     # -- pods --------------------------------------------------------------------------------------------------
 
-    def _set_pod(self, key: str, new: PodView | None, change: str, now: datetime, areas: set[str]) -> None:
+    def _set_pod(self, key: str, new: PodView | None, change: str, now: datetime, areas: set[str], *,
+                 last: PodView | None = None) -> None:
         old = self._pods.get(key)
         if old == new:
             return
@@ -223,7 +231,7 @@ class ClusterState:
             elif bound is not None and bound[0] != new.node_name:
                 del self._bound[key]
         self._rows.pop(key, None)
-        if self._timelines.record(key, old, new, change, now):
+        if self._timelines.record(key, last if new is None and last is not None else old, new, change, now):
             areas.add("timeline")
 
     def _index_pod(self, key: str, pod: PodView) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
@@ -26,6 +26,7 @@ from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.confirm import ConfirmScreen
 from observatory.ui.screens.help import HelpScreen
 from observatory.ui.source import Source
+from observatory.ui.text import cpu, memory
 from observatory.ui.widgets.events_pane import EventsPane
 from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.header_bar import HeaderBar
@@ -33,10 +34,16 @@ from observatory.ui.widgets.nodes_pane import NodesPane
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.timeline_pane import TimelinePane
 
+NARROW_WIDTH = 100
+"""Below this many columns the panes stack in one column (styles/app.tcss ``.-narrow``)."""
+
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 """``styles/`` ships inside the package (see pyproject); in a source tree it is the top-level folder."""
 if not STYLES.is_dir():
-    STYLES = Path(__file__).resolve().parents[2] / "styles"
+    NARROW_WIDTH = 100
+"""Below this many columns the panes stack in one column (styles/app.tcss ``.-narrow``)."""
+
+STYLES = Path(__file__).resolve().parents[2] / "styles"
 
 
 def bind_warnings(state: ClusterState, pod_key: str, node: str) -> list[str]:
@@ -53,11 +60,25 @@ def bind_warnings(state: ClusterState, pod_key: str, node: str) -> list[str]:
     target = state.nodes.get(node)
     if target is None:
         warnings.append(f"node {node} does not exist: the binding succeeds, then pod GC deletes the pod")
-    else:
-        if target.ready != "True":
-            warnings.append(f"node {node} is not Ready: nothing will start the pod")
-        if target.unschedulable:
-            warnings.append(f"node {node} is cordoned: a hand-bind ignores that, the scheduler would not")
+        return warnings
+    if target.ready != "True":
+        warnings.append(f"node {node} is not Ready: nothing will start the pod")
+    if target.unschedulable:
+        warnings.append(f"node {node} is cordoned: a hand-bind ignores that, the scheduler would not")
+    place = next((p for p in state.placement() if p.node.name == node), None)
+    if pod is not None and place is not None and pod.key not in {p.key for p in place.pods}:
+        short = []
+        if place.cpu_requested_milli + pod.cpu_request_milli > target.allocatable_cpu_milli:
+            short.append(f"cpu (requests {cpu(pod.cpu_request_milli)}, free "
+                         f"{cpu(max(0, target.allocatable_cpu_milli - place.cpu_requested_milli))})")
+        if place.memory_requested_bytes + pod.memory_request_bytes > target.allocatable_memory_bytes:
+            short.append(f"memory (requests {memory(pod.memory_request_bytes)}, free "
+                         f"{memory(max(0, target.allocatable_memory_bytes - place.memory_requested_bytes))})")
+        if place.pods_count + 1 > target.allocatable_pods:
+            short.append(f"pods ({place.pods_count}/{target.allocatable_pods} already)")
+        if short:
+            warnings.append(f"node {node} lacks {', '.join(short)}: the API server accepts the binding, the "
+                            "kubelet will reject the pod")
     return warnings
 
 
@@ -116,6 +137,7 @@ class ObservatoryApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.set_class(self.size.width < NARROW_WIDTH, "-narrow")
         if self._keymap:
             self.set_keymap(self._keymap)
         self.query_one("#filter", Input).display = False
@@ -124,8 +146,8 @@ class ObservatoryApp(App[None]):
         self.set_interval(self.refresh_interval, self.flush)
         self.flush()
 
-    def on_resize(self) -> None:
-        self.set_class(self.size.width < 100, "-narrow")
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
 
     # -- data ------------------------------------------------------------------------------------------------------
 
@@ -147,10 +169,13 @@ class ObservatoryApp(App[None]):
                                        namespace=self.source.namespace, lab=self.source.lab,
                                        read_only=self.source.read_only, watches=self.state.watch_states)
         # Ages and the "just bound" window move with the clock, so pods and nodes repaint on every tick they show.
-        self.query_one(PendingPodsPane).show(self.state.pending(), now, self.filter_text)
+        self.query_one(PendingPodsPane).show(self.state.pending(), now, self.filter_text, self.selected)
         expired = self._highlight_until is not None and now >= self._highlight_until
         if dirty & {"pods", "nodes"} or expired:
-            self.query_one(NodesPane).show(self.state.placement(), self.selected)
+            nodes = self.query_one(NodesPane)
+            nodes.border_title = (f"Nodes (requests of {self.source.namespace} pods only)" if self.source.namespace
+                                  else "Nodes")
+            nodes.show(self.state.placement(), self.selected)
             self._highlight_until = self.state.recently_bound_expiry()
         if dirty & {"events", "pods"}:
             self._show_events()
@@ -174,13 +199,16 @@ class ObservatoryApp(App[None]):
     # -- binding ---------------------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "bind" and (self.source.read_only or self.selected is None):
+        if action == "bind" and self.source.read_only:
             return None  # shown, but disabled
         return True
 
     def action_bind(self) -> None:
         pod_key = self.selected
-        if pod_key is None or self.source.read_only:
+        if self.source.read_only:
+            return
+        if pod_key is None:
+            self.notify("Select a pod in the pending pods pane first.", title="Bind")
             return
         nodes = [(name, f"{name}  ({view.state})") for name, view in sorted(self.state.nodes.items())]
 
@@ -231,7 +259,8 @@ class ObservatoryApp(App[None]):
             if namespace:
                 self.rescope(namespace)
 
-        self.push_screen(ChooserScreen("Show which namespace?", options, "type a namespace"), chosen)
+        self.push_screen(ChooserScreen("Show which namespace?", options, "type a namespace", free_text=True),
+                         chosen)
 
     def action_all_namespaces(self) -> None:
         self.rescope(None if self.source.namespace else self._home_namespace())
@@ -270,4 +299,8 @@ class ObservatoryApp(App[None]):
 
     def action_help(self) -> None:
         bindings = [b for b in self.BINDINGS if isinstance(b, Binding)]
+        bindings += [Binding("up,down,pageup,pagedown,home,end", "", "move in the focused pane"),
+                     Binding("enter", "", "in a chooser: pick the highlighted entry"),
+                     Binding("y,n", "", "in a warning: send the Binding anyway / don't"),
+                     Binding("ctrl+p", "", "command palette: maximize the focused pane, change theme, quit")]
         self.push_screen(HelpScreen(bindings))

@@ -17,9 +17,12 @@ class ChooserScreen(ModalScreen[str | None]):
                 Binding("down", "move(1)", "Next", show=False, id="chooser-next"),
                 Binding("up", "move(-1)", "Previous", show=False, id="chooser-previous")]
 
-    def __init__(self, title: str, options: list[tuple[str, str]], placeholder: str = "type to filter") -> None:
-        """``options`` are (id, label) pairs, shown in the given order."""
+    def __init__(self, title: str, options: list[tuple[str, str]], placeholder: str = "type to filter", *,
+                 free_text: bool = False) -> None:
+        """``options`` are (id, label) pairs, shown in the given order. With ``free_text``, Enter on text that
+        matches no option chooses the text itself (a namespace nobody has listed yet)."""
         super().__init__()
+        self.free_text = free_text
         self.title_text = title
         self.options = options
         self.placeholder = placeholder
@@ -49,6 +52,10 @@ class ChooserScreen(ModalScreen[str | None]):
         options = self.query_one(OptionList)
         if options.highlighted is not None and options.option_count:
             self.dismiss(options.get_option_at_index(options.highlighted).id)
+        elif self.free_text and event.value.strip():
+            self.dismiss(event.value.strip())
+        else:
+            self.notify("Nothing matches; Esc cancels.", severity="warning")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

@@ -41,6 +41,6 @@ class EventsPane(DataTable):
                 if key in self.rows:
                     for column, value in zip(_COLUMNS, cells, strict=True):
                         if self.get_cell(key, column) != value:
-                            self.update_cell(key, column, value)
+                            self.update_cell(key, column, value, update_width=True)
                 else:
                     self.add_row(*cells, key=key)

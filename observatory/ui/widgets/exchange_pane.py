@@ -21,6 +21,8 @@ def render_exchange(exchange: BindingExchange) -> Group:
     request.append("→ ", style="bold cyan")
     request.append(exchange.request_line, style="bold")
     parts.append(request)
+    for name, value in exchange.request_headers:
+        parts.append(Text(f"{name}: {value}", style="dim"))
     # The request body exactly as it went on the wire (compact JSON), wrapped to the pane.
     parts.append(Syntax(exchange.request_body.decode("utf-8", "replace"), "json", theme="ansi_dark",
                         background_color="default", word_wrap=True))
@@ -34,7 +36,7 @@ def render_exchange(exchange: BindingExchange) -> Group:
     status.append(f"   ({exchange.elapsed_ms:.0f} ms)", style="dim")
     parts.append(status)
     if exchange.status_message:
-        message = Text("message: ", style="bold")
+        message = Text("Status message ▸ ", style="bold")
         message.append(exchange.status_message, style="bold black on yellow" if not ok else "bold green")
         parts.append(message)
     for name, value in exchange.response_headers:

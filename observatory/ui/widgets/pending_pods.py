@@ -9,7 +9,26 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from observatory.model.state import PendingRow
+from observatory.scheduling.fiterror import parse_fit_error, summary
 from observatory.ui.text import age
+
+
+_COLUMNS = ("pod", "age", "state", "scheduler")
+
+
+def _cells(row: PendingRow, now: datetime) -> tuple:
+    """POD, AGE, STATE (why it is pending, FailedScheduling texts summarised), SCHEDULER (non-default in yellow)."""
+    pod = row.pod
+    if row.bound_to:
+        state = Text(f"→ {row.bound_to}", style="bold green")
+    elif row.state.startswith("FailedScheduling: "):
+        state = Text(summary(parse_fit_error(row.state.removeprefix("FailedScheduling: "))), style="red")
+    elif row.state.startswith("SchedulerError"):
+        state = Text(row.state, style="red")
+    else:
+        state = Text(row.state, style="yellow" if row.state == "no scheduler has looked" else "")
+    scheduler = Text(pod.scheduler_name, style="" if row.default_scheduler else "bold yellow")
+    return (pod.key, age(pod.created, now), state, scheduler)
 
 
 class PendingPodsPane(DataTable):
@@ -27,37 +46,38 @@ class PendingPodsPane(DataTable):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = False
-        self.add_column("POD", key="pod")
-        self.add_column("AGE", key="age")
-        self.add_column("SCHEDULER", key="scheduler")
-        self.add_column("STATE", key="state")
+        for column in _COLUMNS:
+            self.add_column(column.upper(), key=column)
 
-    def show(self, rows: list[PendingRow], now: datetime, filter_text: str = "") -> None:
-        """Update the table in place by row key: add, change and remove rows, never rebuild."""
+    def show(self, rows: list[PendingRow], now: datetime, filter_text: str = "", selected: str | None = None) -> None:
+        """Update the table in place by row key: add, change and remove rows, never rebuild for churn.
+
+        The selected pod keeps its row while selected, and the cursor stays on it, so the selection never jumps
+        to another pod when the list changes."""
         wanted = {}
         for row in rows:
             if filter_text and filter_text not in row.pod.key:
                 continue
-            pod = row.pod
-            scheduler = Text(pod.scheduler_name, style="" if row.default_scheduler else "bold yellow")
-            if row.bound_to:
-                state = Text(f"→ {row.bound_to}", style="bold green")
-            elif row.state.startswith(("FailedScheduling", "SchedulerError")):
-                state = Text(row.state, style="red")
-            else:
-                state = Text(row.state, style="yellow" if row.state == "no scheduler has looked" else "")
-            wanted[pod.key] = (pod.key, age(pod.created, now), scheduler, state)
+            wanted[row.pod.key] = _cells(row, now)
+        if selected and not filter_text and selected not in wanted and selected in self.rows:
+            wanted[selected] = tuple(self.get_row(selected))  # left the list while selected: keep it in view
+        current = [k.value for k in self.rows]
         with self.app.batch_update():
-            for key in [k.value for k in list(self.rows)]:
+            if [k for k in current if k in wanted] != [k for k in wanted if k in current]:
+                self.clear()  # the order changed: rebuild once rather than show rows out of order
+                current = []
+            for key in current:
                 if key not in wanted:
                     self.remove_row(key)
             for key, cells in wanted.items():
                 if key in self.rows:
-                    for column, value in zip(("pod", "age", "scheduler", "state"), cells, strict=True):
+                    for column, value in zip(_COLUMNS, cells, strict=True):
                         if self.get_cell(key, column) != value:
-                            self.update_cell(key, column, value)
+                            self.update_cell(key, column, value, update_width=True)
                 else:
                     self.add_row(*cells, key=key)
+            if selected in self.rows and self.cursor_row != self.get_row_index(selected):
+                self.move_cursor(row=self.get_row_index(selected), animate=False)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:

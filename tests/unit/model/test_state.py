@@ -233,7 +233,7 @@ def test_events_for_none_are_those_of_pending_pods(busy):
     names = [e.involved_name for e in state.events_for(None)]
     assert sorted(names) == ["no-nvme", "only-on-the-cordoned-node", "too-much-cpu", "too-much-memory",
                              "train-bert-large-0", "wants-a-gpu", "wrong-zone"]
-    times = [e.time for e in state.events_for(None)]
+    times = [e.time.replace(microsecond=0) for e in state.events_for(None)]  # ordered to the second, then by name
     assert times == sorted(times)
     assert [e.reason for e in state.events_for("team-web/web-7d9f8b6c5-x2k4p")] == [
         "Pulling", "Pulled", "Created", "Started"]
@@ -362,3 +362,32 @@ def test_indexes_agree_with_a_fresh_relist_after_random_deltas(busy):
 
     assert totals(state.placement()) == totals(fresh.placement())
     assert state.orphans() == fresh.orphans()
+
+
+def test_events_of_one_second_keep_creation_order_across_recorders():
+    """The scheduler's events/v1 time has microseconds, the kubelet's legacy timestamps only seconds: within the same
+    second the ``<pod>.<hex nanoseconds>`` names decide, so Scheduled comes before Pulling, as in kubectl describe."""
+    state = ClusterState()
+    pod = {"metadata": {"name": "seamb", "namespace": "default", "uid": "u1", "resourceVersion": "1"},
+           "spec": {"nodeName": "n1"}, "status": {"phase": "Pending"}}
+    state.apply(Upserted("pods", pod, "ADDED"))
+    scheduled = {"metadata": {"name": "seamb.187c0a0000000001", "namespace": "default", "resourceVersion": "2"},
+                 "involvedObject": {"kind": "Pod", "namespace": "default", "name": "seamb", "uid": "u1"},
+                 "reason": "Scheduled", "type": "Normal", "eventTime": "2026-11-29T17:00:33.900000Z",
+                 "reportingComponent": "default-scheduler", "source": {}}
+    pulling = {"metadata": {"name": "seamb.187c0a0000000002", "namespace": "default", "resourceVersion": "3"},
+               "involvedObject": {"kind": "Pod", "namespace": "default", "name": "seamb", "uid": "u1"},
+               "reason": "Pulling", "type": "Normal", "lastTimestamp": "2026-11-29T17:00:33Z",
+               "source": {"component": "kubelet"}}
+    state.apply(Upserted("events", pulling, "ADDED"))
+    state.apply(Upserted("events", scheduled, "ADDED"))
+    assert [e.reason for e in state.events_for("default/seamb")] == ["Scheduled", "Pulling"]
+
+
+def test_the_deleted_frame_carries_the_deletion_resource_version():
+    state = ClusterState()
+    pod = {"metadata": {"name": "p", "namespace": "d", "uid": "u", "resourceVersion": "170"},
+           "spec": {"nodeName": "n"}, "status": {"phase": "Running"}}
+    state.apply(Upserted("pods", pod, "ADDED"))
+    state.apply(Deleted("pods", {**pod, "metadata": {**pod["metadata"], "resourceVersion": "173"}}))
+    assert [(f.change, f.resource_version) for f in state.timeline("d/p")][-1] == ("DELETED", "173")
