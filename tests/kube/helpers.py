@@ -13,20 +13,13 @@ import yaml
 from aiohttp import web
 
 from observatory.lab.kubeconfig import write_kubeconfig
+from tests.waiting import eventually
 from observatory.model.deltas import Deleted, Relisted, Upserted, WatchState
 
 
 async def until(condition: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
-    """Poll ``condition`` every 10 ms until it is truthy (returned) or ``timeout`` seconds pass (AssertionError)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(0.01)
+    """Poll ``condition`` until it is truthy (returned) or ``timeout`` seconds pass (AssertionError)."""
+    return await eventually(condition, what, timeout)
 
 
 class Collector:

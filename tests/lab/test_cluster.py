@@ -13,6 +13,7 @@ import pytest
 
 from observatory.lab.server import LabServer
 from observatory.settings import LabSettings
+from tests.waiting import eventually
 
 CPU_100 = ("0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
            "{node-role.kubernetes.io/control-plane: }. no new claims to deallocate, preemption: 0/2 nodes are "
@@ -36,19 +37,6 @@ async def cluster(tmp_path, lab_settings) -> AsyncIterator[tuple[LabServer, aioh
             yield lab, http
     finally:
         await lab.stop()
-
-
-async def eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Poll ``check`` on the event loop until it returns something truthy (no fixed sleeps in assertions)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if loop.time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(0.02)
 
 
 def pod(name: str, **spec) -> dict:

@@ -32,14 +32,14 @@ class RecordedSource:
     server = "http://127.0.0.1:6443"
     lab = True
 
-    def __init__(self, namespace: str | None = None, read_only: bool = False) -> None:
+    def __init__(self, namespace: str | None = None, read_only: bool = False, *, pods: bool = True) -> None:
         self.namespace = namespace
         self.read_only = read_only
         self.rv = 100
         self.objects: dict[str, dict[str, dict[str, Any]]] = {"pods": {}, "nodes": {}, "events": {}}
         for i, manifest in enumerate(load_scenario("manual-binding", now=FROZEN - timedelta(minutes=2))):
             kind = {"Pod": "pods", "Node": "nodes"}.get(manifest["kind"])
-            if kind is None:
+            if kind is None or (kind == "pods" and not pods):
                 continue
             obj = copy.deepcopy(manifest)
             meta = obj["metadata"]

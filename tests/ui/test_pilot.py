@@ -6,17 +6,16 @@ The app reaches the lab only through the kube/ layer over HTTP, as it reaches an
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from observatory.kube.connect import connect
 from observatory.kube.source import ClusterSource
-from observatory.lab.server import LabServer
 from observatory.settings import LabSettings
+from tests.waiting import eventually
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.nodes_pane import render_node
@@ -28,14 +27,9 @@ ALREADY_ASSIGNED = ('Operation cannot be fulfilled on pods/binding "manual": pod
 
 
 @pytest.fixture
-async def lab(tmp_path) -> AsyncIterator[LabServer]:
-    server = LabServer(LabSettings(kubelet_start_seconds=0.3), scenario="manual-binding",
-                       kubeconfig_path=tmp_path / "kubeconfig")
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
+def lab_settings() -> LabSettings:
+    """The shared ``lab`` fixture (tests/conftest.py), with the simulated cluster on and a quick kubelet."""
+    return LabSettings(kubelet_start_seconds=0.3)
 
 
 @pytest.fixture
@@ -54,15 +48,7 @@ async def make_app(lab):
 
 
 async def until(pilot, check: Callable[[], Any], timeout: float = 15.0) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
+    return await eventually(check, timeout=timeout, pause=lambda: pilot.pause(0.05))
 
 
 def pending_keys(app: ObservatoryApp) -> list[str]:

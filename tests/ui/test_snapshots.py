@@ -12,6 +12,7 @@ import pytest
 
 from observatory.ui.app import ObservatoryApp
 from tests.ui.fakes import RecordedSource, frozen_clock
+from tests.waiting import eventually
 
 
 @pytest.fixture(autouse=True)
@@ -29,12 +30,7 @@ def make_app() -> ObservatoryApp:
 
 async def until(pilot, check, timeout: float = 10.0) -> None:
     """Wait on a condition of the app (never a fixed sleep), then let pending repaints land."""
-    for _ in range(int(timeout / 0.05)):
-        if check():
-            break
-        await pilot.pause(0.05)
-    else:
-        raise AssertionError("the app did not reach the expected state")
+    await eventually(check, "the app state", timeout, pause=lambda: pilot.pause(0.05))
     await pilot.pause(0.15)  # three refresh intervals: the flush after the change has rendered
     await pilot.wait_for_scheduled_animations()
 

@@ -11,6 +11,7 @@ from textual.widgets import DataTable
 from observatory.model.state import PendingRow
 from observatory.scheduling.fiterror import parse_fit_error, summary
 from observatory.ui.text import age
+from observatory.ui.widgets.keyed_rows import sync_rows
 
 
 _COLUMNS = ("pod", "age", "state", "scheduler")
@@ -61,21 +62,8 @@ class PendingPodsPane(DataTable):
             wanted[row.pod.key] = _cells(row, now)
         if selected and not filter_text and selected not in wanted and selected in self.rows:
             wanted[selected] = tuple(self.get_row(selected))  # left the list while selected: keep it in view
-        current = [k.value for k in self.rows]
         with self.app.batch_update():
-            if [k for k in current if k in wanted] != [k for k in wanted if k in current]:
-                self.clear()  # the order changed: rebuild once rather than show rows out of order
-                current = []
-            for key in current:
-                if key not in wanted:
-                    self.remove_row(key)
-            for key, cells in wanted.items():
-                if key in self.rows:
-                    for column, value in zip(_COLUMNS, cells, strict=True):
-                        if self.get_cell(key, column) != value:
-                            self.update_cell(key, column, value, update_width=True)
-                else:
-                    self.add_row(*cells, key=key)
+            sync_rows(self, wanted, _COLUMNS)
             if selected in self.rows and self.cursor_row != self.get_row_index(selected):
                 self.move_cursor(row=self.get_row_index(selected), animate=False)
 
