@@ -20,8 +20,13 @@ def tmux() -> str:
     return path
 
 
+SOCKET = f"observatory-test-{os.getpid()}"
+"""A private tmux server: other tmux servers on the machine (and their environments) cannot interfere."""
+
+
 def capture(tmux: str, session: str) -> str:
-    return subprocess.run([tmux, "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+    return subprocess.run([tmux, "-L", SOCKET, "capture-pane", "-p", "-t", session], capture_output=True,
+                          text=True).stdout
 
 
 def wait_for(tmux: str, session: str, *needles: str, timeout: float = 20.0) -> str:
@@ -41,29 +46,30 @@ def test_observatory_lab_binds_201_then_409_in_tmux(tmp_path, tmux):
     session = f"obs-{os.getpid()}"
     # COLUMNS/LINES from the test runner's environment would override the 120x40 window the app sees.
     env = f"HOME={tmp_path} XDG_CACHE_HOME={tmp_path / 'cache'} KUBECONFIG= TERM=xterm-256color"
-    subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "120", "-y", "40",
+    subprocess.run([tmux, "-L", SOCKET, "new-session", "-d", "-s", session, "-x", "120", "-y", "40",
                     f"env -u COLUMNS -u LINES {env} {exe} --lab"], check=True)
     # A tmux server started earlier with other clients may not honour -x/-y for a detached session.
     try:
         wait_for(tmux, session, "sched-lab/manual", "LAB", "live")
-        subprocess.run([tmux, "send-keys", "-t", session, "b"], check=True)
+        subprocess.run([tmux, "-L", SOCKET, "send-keys", "-t", session, "b"], check=True)
         wait_for(tmux, session, "Bind sched-lab/manual to which node?")
-        subprocess.run([tmux, "send-keys", "-t", session, "worker", "Enter"], check=True)
+        subprocess.run([tmux, "-L", SOCKET, "send-keys", "-t", session, "worker", "Enter"], check=True)
         wait_for(tmux, session, "201 Created")
-        subprocess.run([tmux, "send-keys", "-t", session, "b"], check=True)
+        subprocess.run([tmux, "-L", SOCKET, "send-keys", "-t", session, "b"], check=True)
         wait_for(tmux, session, "Bind sched-lab/manual to which node?")
-        subprocess.run([tmux, "send-keys", "-t", session, "control", "Enter"], check=True)
+        subprocess.run([tmux, "-L", SOCKET, "send-keys", "-t", session, "control", "Enter"], check=True)
         wait_for(tmux, session, "already assigned to pair-worker")
-        subprocess.run([tmux, "send-keys", "-t", session, "y"], check=True)
+        subprocess.run([tmux, "-L", SOCKET, "send-keys", "-t", session, "y"], check=True)
         screen = wait_for(tmux, session, "409 Conflict", "already assigned")
         assert "Traceback" not in screen
-        subprocess.run([tmux, "send-keys", "-t", session, "q"], check=True)
+        subprocess.run([tmux, "-L", SOCKET, "send-keys", "-t", session, "q"], check=True)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            alive = subprocess.run([tmux, "has-session", "-t", session], capture_output=True).returncode == 0
+            alive = subprocess.run([tmux, "-L", SOCKET, "has-session", "-t", session],
+                                   capture_output=True).returncode == 0
             if not alive:
                 break
             time.sleep(0.1)
         assert not alive, "q should quit observatory and end the tmux session"
     finally:
-        subprocess.run([tmux, "kill-session", "-t", session], capture_output=True)
+        subprocess.run([tmux, "-L", SOCKET, "kill-server"], capture_output=True)
