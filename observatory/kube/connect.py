@@ -26,6 +26,7 @@ import logging
 import os
 import re
 import ssl
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,6 +176,14 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
     if not server:
         raise ConnectError(f'Cluster "{cluster_name}" of context "{name}" in the kubeconfig {where} has no server '
                            "address.", "missing-cluster", names)
+    try:
+        parts = urlsplit(server)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("needs http:// or https:// and a host")
+    except ValueError as exc:
+        raise ConnectError(f'The server address "{server}" of cluster "{cluster_name}" in the kubeconfig {where} is '
+                           f"not a valid URL ({exc}).", "invalid", names) from None
     user = _named(merged, "users", user_name) if user_name else None
     if user_name and (user is None or not isinstance(user.get("user") or {}, dict)):
         raise ConnectError(f'Context "{name}" in the kubeconfig {where} refers to user "{user_name}", which is not '

@@ -317,7 +317,9 @@ class Reflector:
             return
         message = _status_message(data) or f"{status} {resp.reason or ''}".strip()
         verb = "list" if listing else "watch"
-        if status == 410:
+        if status == 410 or "Too large resource version" in message:
+            # 504 "Too large resource version": the server is behind our resourceVersion (restarted, restored from
+            # an older state); like client-go's reflector, relist rather than wait for it.
             raise _Expired(message)
         if status == 403:
             raise _Forbidden(message)

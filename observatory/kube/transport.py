@@ -11,11 +11,20 @@ import aiohttp
 __all__ = ["describe_transport_error", "safe_server"]
 
 
+def _port(server: str) -> int | None:
+    """The URL's port, or None when it has none or it is not a valid port number."""
+    try:
+        return urlsplit(server).port
+    except ValueError:
+        return None
+
+
 def safe_server(server: str) -> str:
     """The server URL without any user:password part."""
     parts = urlsplit(server)
     if parts.username or parts.password:
-        return server.replace(parts.netloc, parts.hostname + (f":{parts.port}" if parts.port else ""), 1)
+        port = _port(server)
+        return server.replace(parts.netloc, (parts.hostname or "") + (f":{port}" if port else ""), 1)
     return server
 
 
@@ -24,7 +33,7 @@ def describe_transport_error(exc: BaseException, server: str, timeout: float | N
     verification, timeout, a dropped connection. Used by :func:`check_reachable`, the reflector and the binding."""
     server = safe_server(server)
     parts = urlsplit(server)
-    hostport = f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+    hostport = f"{parts.hostname}:{_port(server) or (443 if parts.scheme == 'https' else 80)}"
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         why = getattr(exc.certificate_error, "verify_message", None) or "certificate verify failed"
         return "tls", (f"The TLS certificate of {server} could not be verified ({why}): the kubeconfig's "

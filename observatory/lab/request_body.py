@@ -82,10 +82,13 @@ async def _read_raw(request: web.Request) -> bytes:
     """The request body, refused with 413 past kube-apiserver's 3 MiB limit before it is all read."""
     if request.content_length is not None and request.content_length > decoding.MAX_BODY_BYTES:
         raise decoding.request_too_large()
-    raw = await request.content.read(decoding.MAX_BODY_BYTES + 1)
-    if len(raw) > decoding.MAX_BODY_BYTES:
-        raise decoding.request_too_large()
-    return raw
+    chunks, size = [], 0
+    async for chunk in request.content.iter_any():  # the whole body, however many segments it arrives in
+        size += len(chunk)
+        if size > decoding.MAX_BODY_BYTES:
+            raise decoding.request_too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _json_type(value: Any) -> str:

@@ -56,6 +56,13 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
             since = int(rv_text) if rv_text else None
         except ValueError:
             raise errors.bad_request(f"invalid resource version: {rv_text}") from None
+    if since is not None and since > store.resource_version:
+        # The cacher waits up to 3 s for a future resourceVersion, then answers this 504 (watch_cache.go
+        # waitUntilFreshAndBlock); the lab has nothing to wait for, so it answers at once.
+        raise errors.StatusError(errors.status_failure(
+            504, "Timeout", f"Timeout: Too large resource version: {since}, current: {store.resource_version}",
+            {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+             "retryAfterSeconds": 1}))
     predicate = make_predicate(rt, query)
 
     response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})

@@ -7,6 +7,7 @@ in an exclusive worker and comes back as :class:`BindingResponded`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Grid
 from textual.message import Message
 from textual.reactive import reactive
@@ -34,23 +36,25 @@ from observatory.ui.widgets.nodes_pane import NodesPane
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.timeline_pane import TimelinePane
 
+DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+"""What a namespace name must be (RFC 1123 label)."""
+
 NARROW_WIDTH = 100
 """Below this many columns the panes stack in one column (styles/app.tcss ``.-narrow``)."""
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 """``styles/`` ships inside the package (see pyproject); in a source tree it is the top-level folder."""
 if not STYLES.is_dir():
-    NARROW_WIDTH = 100
-"""Below this many columns the panes stack in one column (styles/app.tcss ``.-narrow``)."""
-
-STYLES = Path(__file__).resolve().parents[2] / "styles"
+    STYLES = Path(__file__).resolve().parents[2] / "styles"
 
 
 def bind_warnings(state: ClusterState, pod_key: str, node: str) -> list[str]:
     """Why the API server or the cluster may refuse binding ``pod_key`` to ``node``, in plain words."""
     warnings = []
     pod = state.pods.get(pod_key)
-    if pod is not None:
+    if pod is None:
+        warnings.append(f"{pod_key} no longer exists: the API server will answer 404 Not Found")
+    else:
         if pod.node_name:
             warnings.append(f"already assigned to {pod.node_name}: the API server will refuse")
         if pod.deleting:
@@ -163,19 +167,28 @@ class ObservatoryApp(App[None]):
 
     def flush(self) -> None:
         """Push selector output down into the panes that changed since the last flush."""
+        if not self.is_running or not self.screen_stack:
+            return  # shutting down: the panes may already be gone
+        try:
+            self._repaint()
+        except NoMatches:
+            return  # the default screen is being torn down
+
+    def _repaint(self) -> None:
         now = self.clock()
         dirty, self._dirty = self._dirty, set()
         self.query_one(HeaderBar).show(context=self.source.context, server=self.source.server,
                                        namespace=self.source.namespace, lab=self.source.lab,
                                        read_only=self.source.read_only, watches=self.state.watch_states)
         # Ages and the "just bound" window move with the clock, so pods and nodes repaint on every tick they show.
-        self.query_one(PendingPodsPane).show(self.state.pending(), now, self.filter_text, self.selected)
+        kept = self.selected if self.selected in self.state.pods else None  # a deleted pod does not linger
+        self.query_one(PendingPodsPane).show(self.state.pending(), now, self.filter_text, kept)
         expired = self._highlight_until is not None and now >= self._highlight_until
         if dirty & {"pods", "nodes"} or expired:
             nodes = self.query_one(NodesPane)
             nodes.border_title = (f"Nodes (requests of {self.source.namespace} pods only)" if self.source.namespace
                                   else "Nodes")
-            nodes.show(self.state.placement(), self.selected)
+            nodes.show(self.state.placement(), self.selected, self.state.orphans())
             self._highlight_until = self.state.recently_bound_expiry()
         if dirty & {"events", "pods"}:
             self._show_events()
@@ -230,7 +243,7 @@ class ObservatoryApp(App[None]):
 
         self.push_screen(ConfirmScreen(f"Bind {pod_key} to {node}?", warnings), answered)
 
-    @work(exclusive=True, group="bind", exit_on_error=False)
+    @work(group="bind", exit_on_error=False)
     async def send_binding(self, pod_key: str, node: str) -> None:
         namespace, name = pod_key.split("/", 1)
         pod = self.state.pods.get(pod_key)
@@ -256,7 +269,10 @@ class ObservatoryApp(App[None]):
         options = [(ns, ns) for ns in known]
 
         def chosen(namespace: str | None) -> None:
-            if namespace:
+            if namespace and not DNS1123_LABEL.fullmatch(namespace):
+                self.notify(f"{namespace!r} is not a namespace name (lower-case letters, digits and '-').",
+                            title="Namespace", severity="warning")
+            elif namespace:
                 self.rescope(namespace)
 
         self.push_screen(ChooserScreen("Show which namespace?", options, "type a namespace", free_text=True),
@@ -274,6 +290,9 @@ class ObservatoryApp(App[None]):
             self._home = self.source.namespace
         self.workers.cancel_group(self, "streams")
         self.source = self.source.with_namespace(namespace)
+        # Every stream restarts with a fresh list: start from a fresh state too, so pods that merely left the
+        # scope are not recorded as deleted in their timelines.
+        self.state = ClusterState(self.clock, recent_seconds=self.state.recent_seconds)
         self.selected = None
         self.start_streams()
         self._dirty |= {"pods", "nodes", "events", "watch"}

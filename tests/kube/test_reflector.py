@@ -283,3 +283,35 @@ async def test_aclose_while_suspended_in_the_watch_closes_it(lab, conn):
     assert lab.store.watcher_count == 1
     await stream.aclose()
     await until(lambda: lab.store.watcher_count == 0, "the lab to see the watch closed")
+
+
+async def test_a_server_restarted_without_its_state_is_relisted_and_leaves_no_ghosts(tmp_path):
+    """The new server's resourceVersion is behind ours: it answers 504 Too large resource version, and the reflector
+    relists (as client-go does) instead of showing the lost pods as live."""
+    settings = LabSettings(bookmark_interval=0.2, **API_ONLY)
+    first = LabServer(settings, scenario="manual-binding", kubeconfig_path=tmp_path / "kc")
+    await first.start()
+    port = int(first.url.rsplit(":", 1)[1])
+    from observatory.kube.connect import connect
+
+    conn = await connect(str(first.kubeconfig_path))
+    reflector = Reflector(conn.api, "pods", "sched-lab", backoff_initial=0.05, backoff_max=0.2)
+    collector = Collector(reflector.run())
+    second = None
+    try:
+        await until(lambda: first.store.watcher_count == 1, "the watch")
+        for i in range(5):
+            first.registry.create(PODS, "sched-lab", pod(f"lost-{i}"))
+        await until(lambda: "sched-lab/lost-4" in collector.model(), "the pods")
+        await first.stop()
+        await until(lambda: "stale" in collector.states(), "stale")
+        second = LabServer(settings, port=port, scenario="pair", kubeconfig_path=tmp_path / "kc2")
+        await second.start()
+        await until(lambda: collector.last_state().state == "live" and "resyncing" in collector.states()
+                    and not any(k.startswith("sched-lab/lost") for k in collector.model()), "relisted, no ghosts")
+        assert set(collector.model()) == set()
+    finally:
+        await collector.stop()
+        await conn.close()
+        if second is not None:
+            await second.stop()

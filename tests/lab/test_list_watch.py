@@ -238,3 +238,12 @@ async def test_a_scenario_without_system_namespaces_still_has_them(tmp_path):
         assert lab.store.get("pods", "default", "p") is not None
     finally:
         await lab.stop()
+
+
+async def test_watch_from_a_future_resource_version_is_504_too_large(http, lab):
+    future = lab.store.resource_version + 100
+    async with http.get(f"/api/v1/pods?watch=1&resourceVersion={future}") as resp:
+        assert resp.status == 504
+        status = await resp.json()
+    assert status["reason"] == "Timeout"
+    assert status["message"] == f"Timeout: Too large resource version: {future}, current: {lab.store.resource_version}"

@@ -41,4 +41,7 @@ class HeaderBar(Static):
                 label = f"stale since {clock_time(watch.since)}"
             states.append(f" · {kind} ", style="dim")
             states.append(label, style=_STATE_STYLE.get(watch.state if watch else "connecting", ""))
+        width = max(self.size.width, 1)
+        for part in (line, states):  # each line is cut to the width, so the watch states always stay in view
+            part.truncate(width, overflow="ellipsis")
         self.update(Text("\n").join([line, states]))

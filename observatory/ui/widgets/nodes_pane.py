@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from observatory.model.records import PodView
 from observatory.model.state import NodePlacement
 from observatory.ui.text import cpu, memory
 
@@ -36,20 +37,42 @@ def render_node(place: NodePlacement, selected: str | None) -> Text:
     return out
 
 
+def render_orphans(node: str, pods: list[PodView], selected: str | None) -> Text:
+    """Pods bound to a node that does not exist: the API server accepted the Binding; pod GC will delete them."""
+    out = Text()
+    out.append(node, style="bold")
+    out.append("  missing: no such node; pod GC deletes these pods", style="bold red")
+    for pod in pods:
+        out.append(f"\n{'▶ ' if pod.key == selected else '  '}")
+        out.append(pod.key, style="bold" if pod.key == selected else "")
+        out.append("  ")
+        out.append(pod.status, style=_POD_STYLE.get(pod.status, ""))
+    return out
+
+
 class NodesPane(VerticalScroll):
-    """A block per node, updated in place by node name."""
+    """A block per node, updated in place; widgets are found by node name, never by an id made from it (node
+    names may contain dots, which widget ids may not)."""
 
     BORDER_TITLE = "Nodes"
 
-    def show(self, placement: list[NodePlacement], selected: str | None) -> None:
-        existing = {child.id: child for child in self.query(Static)}
-        wanted = {f"node-{p.node.name}": p for p in placement}
-        for widget_id, widget in existing.items():
-            if widget_id not in wanted:
-                widget.remove()
-        for widget_id, place in wanted.items():
-            content = render_node(place, selected)
-            if widget_id in existing:
-                existing[widget_id].update(content)
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._blocks: dict[str, Static] = {}
+
+    def show(self, placement: list[NodePlacement], selected: str | None, orphans: list[PodView] = ()) -> None:
+        wanted: dict[str, Text] = {p.node.name: render_node(p, selected) for p in placement}
+        missing: dict[str, list[PodView]] = {}
+        for pod in orphans:
+            missing.setdefault(pod.node_name, []).append(pod)
+        for name, pods in sorted(missing.items()):
+            wanted[f"\0missing {name}"] = render_orphans(name, pods, selected)
+        for name in [n for n in self._blocks if n not in wanted]:
+            self._blocks.pop(name).remove()
+        for name, content in wanted.items():
+            block = self._blocks.get(name)
+            if block is None:
+                block = self._blocks[name] = Static(content, classes="node")
+                self.mount(block)
             else:
-                self.mount(Static(content, id=widget_id, classes="node"))
+                block.update(content)

@@ -68,7 +68,7 @@ class PendingPodsPane(DataTable):
                 self.move_cursor(row=self.get_row_index(selected), animate=False)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None:
+        if event.row_key is not None and event.row_key.value is not None:  # None: the list is empty
             self.post_message(self.PodHighlighted(event.row_key.value))
 
     def select(self, key: str) -> None:
