@@ -22,10 +22,20 @@ from ._json import integer, items, mapping, text, timestamp
 from .exchange import BindingExchange
 from .podstatus import pod_status
 
-__all__ = ["BindingExchange", "EventView", "NodeView", "PodView", "Taint", "TimelineFrame"]
+__all__ = ["BindingExchange", "EventView", "LeaseView", "NodeView", "PodView", "Taint", "TimelineFrame"]
 
 ROLE_LABEL_PREFIX = "node-role.kubernetes.io/"
 ROLE_LABEL = "kubernetes.io/role"
+SIMULATOR_PREFIXES = ("kube-scheduler-simulator.sigs.k8s.io/", "scheduler-simulator/")
+"""Annotation prefixes of kube-scheduler-simulator's debuggable scheduler (current, then the older one)."""
+
+
+def _simulator_annotation(annotations: Mapping[str, Any], name: str) -> str:
+    for prefix in SIMULATOR_PREFIXES:
+        value = annotations.get(prefix + name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +117,8 @@ class PodView:
 
     ``status`` and ``ready`` are kubectl's STATUS and READY columns (:func:`~.podstatus.pod_status`);
     ``scheduled`` is the PodScheduled condition as ``(status, reason, message)``, None when absent;
+    ``simulator_filter`` / ``simulator_selected`` are kube-scheduler-simulator's ``filter-result`` (JSON text: node
+    -> plugin -> ``"passed"`` or the reason) and ``selected-node`` annotations, "" when absent;
     ``cpu_request_milli`` / ``memory_request_bytes`` are the pod's effective requests as the scheduler counts them
     (containers summed, raised to the largest init step, pod-level requests and overhead applied, limits standing
     in for missing requests).
@@ -129,6 +141,8 @@ class PodView:
     cpu_request_milli: int
     memory_request_bytes: int
     priority: int
+    simulator_filter: str = ""
+    simulator_selected: str = ""
 
     @property
     def key(self) -> str:
@@ -153,6 +167,7 @@ class PodView:
                 break
         shown, ready = pod_status(obj)
         cpu, memory = _requests(spec)
+        annotations = mapping(meta.get("annotations"))
         return cls(
             namespace=text(meta.get("namespace")),
             name=text(meta.get("name")),
@@ -171,6 +186,8 @@ class PodView:
             cpu_request_milli=cpu,
             memory_request_bytes=memory,
             priority=integer(spec.get("priority")),
+            simulator_filter=_simulator_annotation(annotations, "filter-result") if annotations else "",
+            simulator_selected=_simulator_annotation(annotations, "selected-node") if annotations else "",
         )
 
 
@@ -320,3 +337,45 @@ class TimelineFrame:
     node_name: str
     phase: str
     status: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseView:
+    """A ``coordination.k8s.io/v1`` Lease as the diagnosis reads it (``GET
+    /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler``), or why it could not be read.
+
+    ``holder`` is ``spec.holderIdentity`` ("" when nobody holds it); ``renewed`` is ``spec.renewTime`` (aware UTC,
+    None when unset); ``duration_seconds`` is ``spec.leaseDurationSeconds`` (0 when unset). ``problem`` is set, and
+    the rest empty, when the Lease could not be read: e.g. ``not found`` or ``forbidden: <the server's message>``.
+    """
+
+    namespace: str
+    name: str
+    holder: str = ""
+    renewed: datetime | None = None
+    duration_seconds: int = 0
+    problem: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def live(self, now: datetime) -> bool:
+        """Held and renewed within its duration (what a leader-election candidate checks before taking over)."""
+        if self.problem or not self.holder or self.renewed is None:
+            return False
+        return (now - self.renewed).total_seconds() <= max(self.duration_seconds, 0)
+
+    @classmethod
+    def from_api(cls, obj: Mapping[str, Any]) -> LeaseView:
+        """From Lease JSON as served."""
+        obj = mapping(obj)
+        meta, spec = mapping(obj.get("metadata")), mapping(obj.get("spec"))
+        return cls(namespace=text(meta.get("namespace")), name=text(meta.get("name")),
+                   holder=text(spec.get("holderIdentity")), renewed=timestamp(spec.get("renewTime")),
+                   duration_seconds=integer(spec.get("leaseDurationSeconds")))
+
+    @classmethod
+    def unreadable(cls, namespace: str, name: str, problem: str) -> LeaseView:
+        """A Lease that could not be read, with the reason in plain words."""
+        return cls(namespace=namespace, name=name, problem=problem or "unreadable")

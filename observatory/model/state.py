@@ -17,7 +17,9 @@ from typing import Any
 
 from ._json import mapping, text
 from .deltas import EVENTS, NODES, PODS, Delta, Deleted, Relisted, Upserted, WatchState
-from .records import EventView, NodeView, PodView, TimelineFrame
+from .diagnosis import SCHEDULER_REASONS, Diagnosis, diagnose
+from .fit import FitIndex, FitPreview, bind_warnings, fit_preview
+from .records import EventView, LeaseView, NodeView, PodView, TimelineFrame
 from .rows import NodePlacement, PendingRow, pending_row
 from .timeline import Timelines
 
@@ -62,6 +64,11 @@ def _is_pod_event(ev: EventView) -> bool:
     return ev.involved_kind in ("Pod", "") and bool(ev.involved_name)
 
 
+def _is_pending(pod: PodView | None) -> bool:
+    """kubectl's Pending, and more: no node yet, or bound and not yet started (phase Pending, or no phase)."""
+    return pod is not None and (not pod.node_name or pod.phase in ("", "Pending"))
+
+
 class ClusterState:
     """Everything the panes show, built from deltas.
 
@@ -82,17 +89,19 @@ class ClusterState:
         self._events: dict[str, EventView] = {}
         self._watch: dict[str, WatchState] = {}
         self._list_rv: dict[str, str] = {}
-        self._unbound: set[str] = set()
+        self._pending: set[str] = set()
         self._by_node: dict[str, set[str]] = {}
         self._node_totals: dict[str, tuple[int, int, int]] = {}
         self._events_by_uid: dict[str, set[str]] = {}
         self._events_by_name: dict[str, set[str]] = {}
         self._bound: dict[str, tuple[str, datetime]] = {}
         self._timelines = Timelines(timeline_length, forget_seconds, max_forgotten)
-        self._sorted_unbound: list[str] | None = []
+        self._sorted_pending: list[str] | None = []
         self._sorted_nodes: list[str] | None = []
         self._rows: dict[str, PendingRow] = {}
         self._node_pods: dict[str, tuple[PodView, ...]] = {}
+        self._fit = FitIndex()
+        self._schedulers: dict[str, datetime | None] = {}
 
     # -- read-only views ---------------------------------------------------------------------------------------
 
@@ -147,13 +156,19 @@ class ClusterState:
                 if deleted:
                     # The DELETED event carries the last state with the deletion's own resourceVersion.
                     self._set_pod(key, None, change, now, areas, last=PodView.from_api(obj))
+                    self._fit.remove_pod(key)
                 else:
                     self._set_pod(key, PodView.from_api(obj), change, now, areas)
+                    self._fit.set_pod(key, obj)
                 self._timelines.forget(now)
         elif kind == NODES:
             name = text(mapping(mapping(obj).get("metadata")).get("name"))
             if name:
                 self._set_node(name, None if deleted else NodeView.from_api(obj), areas)
+                if deleted:
+                    self._fit.remove_node(name)
+                else:
+                    self._fit.set_node(obj)
         elif kind == EVENTS:
             key = self._key(obj)
             if key:
@@ -176,8 +191,10 @@ class ClusterState:
         for key in [k for k in current if k not in seen]:  # ghosts: gone while we were not watching
             if kind == PODS:
                 self._set_pod(key, None, "DELETED", now, areas)
+                self._fit.remove_pod(key)
             elif kind == NODES:
                 self._set_node(key, None, areas)
+                self._fit.remove_node(key)
             else:
                 self._set_event(key, None, areas)
         for key, obj in seen.items():
@@ -187,8 +204,10 @@ class ClusterState:
                 continue  # unchanged since we saw it: skip building the record
             if kind == PODS:
                 self._set_pod(key, PodView.from_api(obj), "RELISTED", now, areas)
+                self._fit.set_pod(key, obj)
             elif kind == NODES:
                 self._set_node(key, NodeView.from_api(obj), areas)
+                self._fit.set_node(obj)
             else:
                 self._set_event(key, EventView.from_api(obj), areas)
         if kind == PODS:
@@ -209,14 +228,15 @@ class ClusterState:
         if old == new:
             return
         areas.add(PODS)
-        if (old is not None and not old.node_name) or (new is not None and not new.node_name) or key in self._bound:
+        was, now_pending = _is_pending(old), _is_pending(new)
+        if was or now_pending or key in self._bound:
             areas.add("pending")
-        if (old is not None and not old.node_name) != (new is not None and not new.node_name):
-            self._sorted_unbound = None  # membership changed; a modified pending pod keeps its place
-            if new is not None and not new.node_name:
-                self._unbound.add(key)
+        if was != now_pending:
+            self._sorted_pending = None  # membership changed; a modified pending pod keeps its place
+            if now_pending:
+                self._pending.add(key)
             else:
-                self._unbound.discard(key)
+                self._pending.discard(key)
         if old is not None:
             self._unindex_pod(key, old)
         if new is None:
@@ -264,6 +284,10 @@ class ClusterState:
         if old == new:
             return
         areas.add(NODES)
+        for key in self._by_node.get(name, ()):
+            if key in self._pending:  # bound, not yet running: the node's readiness is part of the diagnosis
+                self._rows.pop(key, None)
+                areas.add("pending")
         if new is None:
             del self._nodes[name]
         else:
@@ -280,7 +304,7 @@ class ClusterState:
             if ev is not None and _is_pod_event(ev):
                 pod_key = ev.involved_key
                 self._rows.pop(pod_key, None)
-                if pod_key in self._unbound and ev.reason in ("FailedScheduling", "Scheduled"):
+                if pod_key in self._pending and ev.reason in SCHEDULER_REASONS:
                     areas.add("pending")
         if old is not None and _is_pod_event(old):
             _index_remove(self._events_by_uid, old.involved_uid, key)
@@ -289,6 +313,10 @@ class ClusterState:
             del self._events[key]
             return
         self._events[key] = new
+        if new.reason in SCHEDULER_REASONS and new.source:
+            last = self._schedulers.get(new.source)
+            if new.source not in self._schedulers or (new.time is not None and (last is None or new.time > last)):
+                self._schedulers[new.source] = new.time
         if _is_pod_event(new):
             _index_add(self._events_by_uid, new.involved_uid, key)
             _index_add(self._events_by_name, new.involved_key, key)
@@ -327,26 +355,56 @@ class ClusterState:
         return [self._events[k] for k in self._pod_event_keys(pod_key)]
 
     def _pending_keys(self) -> list[str]:
-        if self._sorted_unbound is None:
-            self._sorted_unbound = sorted(self._unbound, key=_sort_key)
-        return self._sorted_unbound
+        if self._sorted_pending is None:
+            self._sorted_pending = sorted(self._pending, key=_sort_key)
+        return self._sorted_pending
 
     def pending(self) -> list[PendingRow]:
-        """Every pod with an empty ``spec.nodeName``, plus pods bound within ``recent_seconds`` (``bound_to``
-        set), sorted by (namespace, name)."""
+        """Every pod with an empty ``spec.nodeName`` or bound and still phase Pending, plus pods bound within
+        ``recent_seconds`` (``bound_to`` set), sorted by (namespace, name). Each row carries its
+        :class:`~.diagnosis.Diagnosis` (without the schedulers-seen and Lease details: see :meth:`diagnosis`)."""
         bound = self.recently_bound()
         keys = self._pending_keys()
         if bound:
-            keys = sorted([*keys, *bound], key=_sort_key)
+            keys = sorted({*keys, *bound}, key=_sort_key)
         rows = []
+        now = self._clock()
         for key in keys:
             row = self._rows.get(key)
             if row is None:
                 pod = self._pods[key]
-                row = pending_row(pod, self._pod_events(key), bound.get(key))
+                row = pending_row(pod, diagnose(pod, self._pod_events(key), self._nodes, now=now), bound.get(key))
                 self._rows[key] = row
             rows.append(row)
         return rows
+
+    def schedulers_seen(self) -> Mapping[str, datetime | None]:
+        """Scheduler names seen emitting Scheduled or FailedScheduling events (``reportingComponent``, else
+        ``source.component``) -> the latest such event's time. Names stay once seen."""
+        return MappingProxyType(self._schedulers)
+
+    def diagnosis(self, pod_key: str, *, lease: LeaseView | None = None, scope: str | None = None) -> Diagnosis | None:
+        """The full :class:`~.diagnosis.Diagnosis` of one pod (None when unknown), with the schedulers seen and
+        kube-scheduler's ``lease`` when given; ``scope`` is the one namespace watched, if any."""
+        pod = self._pods.get(pod_key)
+        if pod is None:
+            return None
+        return diagnose(pod, self._pod_events(pod_key), self._nodes, now=self._clock(),
+                        schedulers_seen=self._schedulers, lease=lease, scope=scope)
+
+    def fit(self, pod_key: str, scope: str | None = None) -> FitPreview | None:
+        """The node-fit preview of one pod (None when unknown): :func:`~.fit.fit_preview` over the cached nodes and
+        pods. ``scope``: the only namespace whose pods are watched (so counted on the nodes), if any."""
+        pod, info = self._pods.get(pod_key), self._fit.info(pod_key)
+        if pod is None or info is None:
+            return None
+        return fit_preview(pod, info, self._fit, self._nodes, scope)
+
+    def bind_warnings(self, pod_key: str, node: str) -> list[str]:
+        """What stands in the way of binding ``pod_key`` to ``node`` (see :func:`~.fit.bind_warnings`)."""
+        preview = self.fit(pod_key)
+        return bind_warnings(pod_key, self._pods.get(pod_key), node, self._nodes.get(node),
+                             preview.get(node) if preview is not None else None, self._fit.info(pod_key))
 
     def events_for(self, pod_key: str | None) -> list[EventView]:
         """The events of one pod (``"namespace/name"``), or with None those of every pending row's pod; sorted by

@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from observatory.lab.printing import human_duration
+from observatory.model.units import cpu, memory
+
+__all__ = ["age", "clock_time", "cpu", "memory"]
 
 
 def age(created: datetime | None, now: datetime) -> str:
@@ -17,18 +20,3 @@ def age(created: datetime | None, now: datetime) -> str:
 def clock_time(at: datetime | None) -> str:
     """``HH:MM:SS`` in local time, or ``-``."""
     return at.astimezone().strftime("%H:%M:%S") if at is not None else "-"
-
-
-def cpu(milli: int) -> str:
-    """Millicores as kubectl describe prints them: ``250m``, ``2``, ``1500m``."""
-    return f"{milli // 1000}" if milli % 1000 == 0 else f"{milli}m"
-
-
-def memory(value: int) -> str:
-    """Bytes in the largest binary unit that divides them: ``128Mi``, ``8Gi``; else ``Ki`` rounded, else bytes."""
-    for unit, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
-        if value and value % size == 0:
-            return f"{value // size}{unit}"
-    if value >= 1 << 20:
-        return f"{value / (1 << 20):.0f}Mi"
-    return f"{value}"

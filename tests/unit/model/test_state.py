@@ -53,27 +53,47 @@ def rows(state: ClusterState) -> list[tuple[str, str, str | None, bool]]:
 
 # -- pending ------------------------------------------------------------------------------------------------------
 
+def states(state: ClusterState) -> dict[str, str]:
+    return {r.pod.key: r.diagnosis.state for r in state.pending()}
+
+
 def test_pending_rows_of_busy(busy):
     got = rows(load(busy))
-    failed = {key for key, state, _, _ in got if state.startswith("FailedScheduling: ")}
-    assert failed == {"sched-lab/no-nvme", "sched-lab/only-on-the-cordoned-node", "sched-lab/too-much-cpu",
-                      "sched-lab/too-much-memory", "sched-lab/wants-a-gpu", "sched-lab/wrong-zone",
-                      "team-data/train-bert-large-0"}
-    looked = "no scheduler has looked"
-    assert [row for row in got if row[0] not in failed] == [
-        ("default/hello", looked, None, True),
-        ("sched-lab/fits-anywhere", looked, None, True),
-        ("sched-lab/for-nobody", looked, None, False),
-        ("sched-lab/only-highmem-fits", looked, None, True),
-        ("sched-lab/waits-for-quota", "SchedulingGated", None, True),
-        ("team-data/bulk-import-2x9fd", "SchedulingGated", None, True),
-        ("team-data/ingest-7b9c5d8f6-w4n7h", looked, None, True),
-        ("team-data/report-q4-8gk2m", "SchedulingGated", None, True),
-        ("team-data/spark-driver-7c4xq", looked, None, False),
-        ("team-web/api-5c8f7d9b64-v4n8s", looked, None, True),
-        ("team-web/web-7d9f8b6c5-r6w8k", looked, None, True),
-    ]
-    assert dict((k, s) for k, s, _, _ in got)["sched-lab/too-much-cpu"] == TOO_MUCH_CPU
+    refused = ["sched-lab/no-nvme", "sched-lab/only-on-the-cordoned-node", "sched-lab/too-much-cpu",
+               "sched-lab/too-much-memory", "sched-lab/wants-a-gpu", "sched-lab/wrong-zone",
+               "team-data/train-bert-large-0"]
+    assert states(load(busy)) == {
+        "default/hello": "no-scheduler",
+        "default/pinned-to-missing-node": "node-missing",
+        "sched-lab/fits-anywhere": "no-scheduler",
+        "sched-lab/for-nobody": "no-scheduler",
+        "sched-lab/landed-then-lost": "node-not-ready",
+        "sched-lab/only-highmem-fits": "no-scheduler",
+        "sched-lab/pinned-to-the-lost-node": "node-not-ready",
+        "sched-lab/waits-for-quota": "gated",
+        "team-data/bulk-import-2x9fd": "gated",
+        "team-data/ingest-7b9c5d8f6-w4n7h": "no-scheduler",
+        "team-data/jupyter-5b7d9c8f6-qm7xd": "waiting-kubelet",
+        "team-data/report-q4-8gk2m": "gated",
+        "team-data/spark-driver-7c4xq": "no-scheduler",
+        "team-web/api-5c8f7d9b64-v4n8s": "no-scheduler",
+        "team-web/frontend-84d6c9b7f5-l5wq9": "waiting-kubelet",
+        "team-web/web-7d9f8b6c5-r6w8k": "no-scheduler",
+        **dict.fromkeys(refused, "refused"),
+    }
+    by_key = {k: (s, b, d) for k, s, b, d in got}
+    assert by_key["sched-lab/for-nobody"] == ("no scheduler has looked", None, False)
+    assert by_key["team-data/bulk-import-2x9fd"][0] == "SchedulingGated: example.com/quota-check, example.com/data-ready"
+    assert by_key["default/pinned-to-missing-node"][0] == "bound to missing node busy-general-d"
+    assert by_key["team-web/frontend-84d6c9b7f5-l5wq9"][0] == "bound to busy-general-a, kubelet reports ImagePullBackOff"
+    assert by_key["sched-lab/too-much-cpu"][0].startswith("0/8 nodes: 4 too little cpu, ")
+    cpu = load(busy).diagnosis("sched-lab/too-much-cpu")
+    assert "FailedScheduling: " + cpu.raw_message == TOO_MUCH_CPU
+    assert [(r.count, r.text) for r in cpu.refusal.reasons] == [
+        (1, "node(s) had untolerated taint {dedicated: gpu}"),
+        (1, "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"),
+        (1, "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"),
+        (1, "node(s) were unschedulable"), (4, "Insufficient cpu")]
     assert [k for k, *_ in got] == sorted(k for k, *_ in got)  # (namespace, name) order
 
 
@@ -86,25 +106,48 @@ def test_pending_state_variants(busy):
     cond.update(reason="SchedulerError", message='binding rejected: running Bind plugin "DefaultBinder": boom')
     errored["metadata"]["resourceVersion"] = "9001"
     state.apply(Upserted("pods", errored))
-    assert rows(state)[6][:2] == ("sched-lab/too-much-cpu",
-                                  'SchedulerError: binding rejected: running Bind plugin "DefaultBinder": boom')
+    row = next(r for r in state.pending() if r.pod.key == "sched-lab/too-much-cpu")
+    assert (row.diagnosis.state, row.state) == (
+        "scheduler-error", 'SchedulerError: binding rejected: running Bind plugin "DefaultBinder": boom')
     # Without the condition, the latest FailedScheduling event gives the message.
     bare = copy.deepcopy(pod)
     bare["status"].pop("conditions")
     bare["metadata"]["resourceVersion"] = "9002"
     state.apply(Upserted("pods", bare))
-    assert rows(state)[6][1] == TOO_MUCH_CPU
+    assert "FailedScheduling: " + state.diagnosis("sched-lab/too-much-cpu").raw_message == TOO_MUCH_CPU
     later = scheduler_event(metadata={"name": "too-much-cpu.later", "namespace": "sched-lab"},
                             involvedObject={"kind": "Pod", "namespace": "sched-lab", "name": "too-much-cpu",
                                             "uid": pod["metadata"]["uid"]},
                             eventTime="2099-01-01T00:00:00.000000Z", message="0/8 nodes are available: later.")
     assert "pending" in state.apply(Upserted("events", later, "ADDED"))
-    assert rows(state)[6][1] == "FailedScheduling: 0/8 nodes are available: later."
+    assert state.diagnosis("sched-lab/too-much-cpu").raw_message == "0/8 nodes are available: later."
+    # Nominated (preemption in progress) comes before the refusal, and keeps its parse.
+    nominated = copy.deepcopy(bare)
+    nominated["status"]["nominatedNodeName"] = "busy-general-a"
+    nominated["metadata"]["resourceVersion"] = "9003"
+    state.apply(Upserted("pods", nominated))
+    diagnosis = state.diagnosis("sched-lab/too-much-cpu")
+    assert (diagnosis.state, diagnosis.nominated_node) == ("nominated", "busy-general-a")
+    assert diagnosis.refusal is not None and diagnosis.refusal.total == 8
     # Deleting wins over everything.
-    deleting = copy.deepcopy(bare)
-    deleting["metadata"].update(deletionTimestamp="2026-11-29T10:00:00Z", resourceVersion="9003")
+    deleting = copy.deepcopy(nominated)
+    deleting["metadata"].update(deletionTimestamp="2026-11-29T10:00:00Z", resourceVersion="9004")
     state.apply(Upserted("pods", deleting))
-    assert rows(state)[6][1] == "being deleted"
+    assert states(state)["sched-lab/too-much-cpu"] == "deleting"
+
+
+def test_a_node_going_not_ready_changes_the_rows_of_pods_waiting_on_it(busy):
+    state = load(busy)
+    assert states(state)["team-data/jupyter-5b7d9c8f6-qm7xd"] == "waiting-kubelet"
+    node = copy.deepcopy(next(n for n in busy.nodes if n["metadata"]["name"] == "busy-highmem-c"))
+    for cond in node["status"]["conditions"]:
+        if cond["type"] == "Ready":
+            cond["status"] = "Unknown"
+    node["metadata"]["resourceVersion"] = "9001"
+    assert "pending" in state.apply(Upserted("nodes", node))
+    assert states(state)["team-data/jupyter-5b7d9c8f6-qm7xd"] == "node-not-ready"
+    assert "pending" in state.apply(Deleted("nodes", node))
+    assert states(state)["team-data/jupyter-5b7d9c8f6-qm7xd"] == "node-missing"
 
 
 def test_gates_removed_is_not_a_scheduler_look(busy):
@@ -114,6 +157,7 @@ def test_gates_removed_is_not_a_scheduler_look(busy):
     pod["metadata"]["resourceVersion"] = "9001"
     state.apply(Upserted("pods", pod))
     assert dict((k, s) for k, s, _, _ in rows(state))["sched-lab/waits-for-quota"] == "no scheduler has looked"
+    assert states(state)["sched-lab/waits-for-quota"] == "no-scheduler"
 
 
 # -- manual binding: recently bound, timeline, events ------------------------------------------------------------
@@ -172,13 +216,15 @@ def test_recently_bound_with_a_fake_clock():
     assert state.apply(Upserted("pods", bound, "MODIFIED")) == {"pods", "pending", "timeline"}
     assert state.recently_bound() == {"sched-lab/manual": "pair-worker"}
     assert state.recently_bound_expiry() == T0 + timedelta(seconds=11)
-    assert rows(state) == [("sched-lab/manual", "bound to pair-worker", "pair-worker", False)]
+    assert rows(state) == [("sched-lab/manual", "bound to pair-worker, waiting for the kubelet", "pair-worker", False)]
     worker = next(p for p in state.placement() if p.node.name == "pair-worker")
     assert worker.recently_bound == {"sched-lab/manual"} and [p.key for p in worker.pods] == ["sched-lab/manual"]
     clock.advance(10)  # exactly the window: still shown
     assert rows(state)[0][2] == "pair-worker"
     clock.advance(0.5)
-    assert state.recently_bound() == {} and rows(state) == []
+    # Still phase Pending (no kubelet in this recording yet): listed, no longer highlighted.
+    assert state.recently_bound() == {}
+    assert rows(state) == [("sched-lab/manual", "bound to pair-worker, waiting for the kubelet", None, False)]
     assert state.recently_bound_expiry() is None
     assert all(not p.recently_bound for p in state.placement())
 
@@ -355,8 +401,9 @@ def test_indexes_agree_with_a_fresh_relist_after_random_deltas(busy):
         if rng.random() < 0.1:
             state.pending(), state.placement()  # warm the caches mid-stream
     fresh = load(lab_json.Cluster(list(current.values()), busy.nodes, busy.events, "x"))
-    assert [(r.pod, r.state) for r in state.pending() if r.bound_to is None] == [
-        (r.pod, r.state) for r in fresh.pending()]
+    recent = state.recently_bound()  # a relist sees no transitions: compare the other rows
+    assert [(r.pod, r.state) for r in state.pending() if r.pod.key not in recent] == [
+        (r.pod, r.state) for r in fresh.pending() if r.pod.key not in recent]
     def totals(placement):
         return [(p.node, p.pods, p.cpu_requested_milli, p.memory_requested_bytes, p.pods_count) for p in placement]
 
