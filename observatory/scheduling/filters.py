@@ -32,7 +32,7 @@ from .verdicts import (
 __all__ = [
     "ERR_NODE_AFFINITY", "ERR_NODE_NAME", "ERR_NODE_PORTS", "ERR_TOO_MANY_PODS", "ERR_UNSCHEDULABLE",
     "FILTER_PLUGINS", "NODE_AFFINITY", "NODE_NAME", "NODE_PORTS", "NODE_RESOURCES_FIT", "NODE_UNSCHEDULABLE",
-    "TAINT_TOLERATION", "resource_table", "run_filters", "untolerated_taint_reason",
+    "TAINT_TOLERATION", "fits_request", "resource_table", "run_filters", "untolerated_taint_reason",
 ]
 
 NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION = "NodeUnschedulable", "NodeName", "TaintToleration"
@@ -60,7 +60,7 @@ def resource_table(pod: PodInfo, node: NodeInfo) -> tuple[ResourceUse, ...]:
             *[ResourceUse(name, amount, used.get(name, 0), alloc.get(name, 0)) for name, amount in pod.table_rows])
 
 
-def _fits_request(pod: PodInfo, node: NodeInfo) -> list[InsufficientResource]:
+def fits_request(pod: PodInfo, node: NodeInfo) -> list[InsufficientResource]:
     """``fitsRequest``: the shortfalls, pods first, then cpu, memory, ephemeral-storage, scalar resources."""
     out: list[InsufficientResource] = []
     allowed, count = node.allowed_pods, len(node.pods)
@@ -110,7 +110,7 @@ def run_filters(pod: PodInfo, node: NodeInfo) -> NodeVerdict:
         conflicts = tuple(PortConflict(*p) for p in pod.host_ports if node.port_conflict(*p))
         if conflicts:
             return NodeVerdict(node.name, NODE_PORTS, UNSCHEDULABLE, (ERR_NODE_PORTS,), conflicts, table, errors)
-    short = _fits_request(pod, node)
+    short = fits_request(pod, node)
     if short:
         code = UNSCHEDULABLE_AND_UNRESOLVABLE if any(s.unresolvable for s in short) else UNSCHEDULABLE
         return NodeVerdict(node.name, NODE_RESOURCES_FIT, code, tuple(s.reason for s in short), tuple(short),

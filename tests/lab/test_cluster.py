@@ -266,3 +266,42 @@ async def test_without_the_scheduler_pods_stay_pending_with_no_events(cluster):
     await asyncio.sleep(0.3)  # a negative: nothing may happen, so there is no condition to wait for
     assert not stored(lab, "alone")["spec"].get("nodeName")
     assert list(lab.store.iter("events", "default")) == []
+
+
+async def test_the_kubelet_rejects_a_hand_bound_pod_the_node_has_no_room_for(cluster):
+    """``pkg/kubelet/lifecycle/predicate.go``: OutOfcpu with the InsufficientResourceError text (cpu in millicores),
+    phase Failed and ``Pod was rejected: `` before the message (``kubelet.go`` ``rejectPod``); the API server had
+    accepted the Binding."""
+    lab, http = cluster
+    await create(http, pod("greedy", schedulerName="nobody", resources={"requests": {"cpu": "5"}}))
+    binding = {"metadata": {"name": "greedy"}, "target": {"name": "pair-worker"}}
+    async with http.post("/api/v1/namespaces/default/pods/greedy/binding", json=binding) as resp:
+        assert resp.status == 201
+    await eventually(lambda: stored(lab, "greedy")["status"].get("phase") == "Failed")
+    status = stored(lab, "greedy")["status"]
+    message = "Node didn't have enough resource: cpu, requested: 5000, used: 0, capacity: 4000"
+    assert (status["reason"], status["message"]) == ("OutOfcpu", "Pod was rejected: " + message)
+    events = await events_for(http, "greedy")
+    assert [(e["type"], e["reason"], e["message"], e["source"]) for e in events] == [
+        ("Warning", "OutOfcpu", message, {"component": "kubelet", "host": "pair-worker"})]
+
+
+async def test_the_kubelet_counts_admitted_pods_and_checks_the_node_selector(cluster):
+    lab, http = cluster
+    await create(http, pod("first", schedulerName="nobody", resources={"requests": {"cpu": "3"}}))
+    await create(http, pod("second", schedulerName="nobody", resources={"requests": {"cpu": "1500m"}}))
+    await create(http, pod("picky", schedulerName="nobody", nodeSelector={"disktype": "ssd"}))
+    for name in ("first", "second", "picky"):
+        async with http.post(f"/api/v1/namespaces/default/pods/{name}/binding",
+                             json={"metadata": {"name": name}, "target": {"name": "pair-worker"}}) as resp:
+            assert resp.status == 201
+        await eventually(lambda n=name: stored(lab, n)["status"].get("phase") in ("Running", "Failed"))
+    assert stored(lab, "first")["status"]["phase"] == "Running"
+    second = stored(lab, "second")["status"]
+    assert (second["phase"], second["reason"], second["message"]) == (
+        "Failed", "OutOfcpu",
+        "Pod was rejected: Node didn't have enough resource: cpu, requested: 1500, used: 3000, capacity: 4000")
+    picky = stored(lab, "picky")["status"]
+    assert (picky["phase"], picky["reason"], picky["message"]) == (
+        "Failed", "NodeAffinity",
+        "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector")

@@ -11,6 +11,12 @@ What a pod goes through is the kubelet's (reference §5; k/k ``pkg/kubelet/kubel
    already present on machine``), ``Created container: NAME``, ``Started container NAME``;
 3. phase Running with podIP, containers running and ready, every condition True.
 
+Before the first sync the kubelet admits the pod (``pkg/kubelet/lifecycle/predicate.go``, via
+:func:`observatory.scheduling.admission.admission_check`): a pod bound by hand to a node without room, with a
+non-matching node selector or an untolerated NoExecute taint is rejected: a Warning event with the reason
+(``OutOfcpu``...) and phase Failed with ``status.reason`` and ``status.message`` ``Pod was rejected: ...``
+(``kubelet.go`` ``rejectPod``).
+
 A pod with ``deletionTimestamp`` is stopped (``Killing``: ``Stopping container NAME``) and removed after its grace
 period, capped by the lab settings. Nothing happens on a node that is not Ready, so pods there stay Pending or
 Terminating. Only one kubelet object runs for all nodes; it acts per node as each real kubelet would.
@@ -31,6 +37,9 @@ from observatory.lab.resources import ALL, CORE_V1
 from observatory.lab.simulation.events import EventWriter, micro_time
 from observatory.lab.simulation.informer import Informer
 from observatory.lab.store import now_rfc3339
+from observatory.scheduling import NodeInfo, PodInfo
+from observatory.scheduling.admission import admission_check
+from observatory.scheduling.pods import is_terminal
 from observatory.settings import LabSettings
 
 log = logging.getLogger(__name__)
@@ -91,6 +100,7 @@ class Kubelets:
         self.nodes = Informer(registry.store, "nodes", self._on_node)
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._images: dict[str, set[str]] = {}
+        self._admitted: set[tuple[str, str]] = set()
 
     # -- informer callbacks ----------------------------------------------------------------------------------------
 
@@ -110,6 +120,8 @@ class Kubelets:
     def _on_pod(self, type_: str, pod: dict[str, Any], old: dict[str, Any] | None) -> None:
         if type_ != "DELETED":
             self._consider(pod)
+        else:
+            self._admitted.discard((pod["metadata"].get("namespace", ""), pod["metadata"]["name"]))
 
     def _on_node(self, type_: str, node: dict[str, Any], old: dict[str, Any] | None) -> None:
         if type_ != "DELETED" and node_ready(node) and not node_ready(old):
@@ -166,10 +178,30 @@ class Kubelets:
         total = self.settings.kubelet_start_seconds
         await asyncio.sleep(max(0.0, total * share * random.uniform(0.8, 1.2)))
 
+    def _admit(self, key: tuple[str, str], pod: dict[str, Any], node: dict[str, Any]) -> bool:
+        """``canAdmitPod`` against the pods this node already admitted; a rejected pod fails (``rejectPod``)."""
+        name = node["metadata"]["name"]
+        info = NodeInfo.from_node(node)
+        for other in self.pods.cache.values():
+            meta = other["metadata"]
+            other_key = (meta.get("namespace", ""), meta["name"])
+            if (other_key != key and (other.get("spec") or {}).get("nodeName") == name and not is_terminal(other)
+                    and (other_key in self._admitted or (other.get("status") or {}).get("startTime"))):
+                info.add(PodInfo.from_pod(other))
+        failure = admission_check(PodInfo.from_pod(pod), info)
+        if failure is None:
+            self._admitted.add(key)
+            return True
+        self.events.kubelet_event(pod, name, failure.reason, failure.message, type_="Warning")
+        status = copy.deepcopy(pod.get("status") or {})
+        status.update({"phase": "Failed", "reason": failure.reason, "message": "Pod was rejected: " + failure.message})
+        self._write_status(pod, status)
+        return False
+
     async def _start(self, key: tuple[str, str], node_name: str) -> None:
         pod = self._current(key, node_name)
         node = self.nodes.cache.get(("", node_name))
-        if pod is None or node is None:
+        if pod is None or node is None or not self._admit(key, pod, node):
             return
         now = now_rfc3339()
         containers = (pod.get("spec") or {}).get("containers") or []
