@@ -1,0 +1,398 @@
+"""The JSON Lines format of ``observatory --record FILE`` and ``observatory replay FILE [--speed X]``.
+
+One JSON object per line, ASCII only (``\\n`` and non-ASCII characters inside strings are escaped), so a line
+never holds a newline. The first line is the header; every later line is an entry with ``t``, seconds since the
+header's ``started`` (a float), and ``at``, the wall-clock time (RFC 3339)::
+
+    {"type":"header","format":"observatory-recording","version":1,"started":"2026-11-29T10:00:00Z",
+     "context":"observatory-lab","server":"http://127.0.0.1:43121","namespace":"","lab":true}
+    {"type":"delta","t":0.012,"at":"...","delta":"relisted","kind":"pods","objs":[{...}],"resourceVersion":"17"}
+    {"type":"delta","t":0.5,"at":"...","delta":"upserted","kind":"pods","change":"MODIFIED","obj":{...}}
+    {"type":"delta","t":0.6,"at":"...","delta":"deleted","kind":"events","obj":{...}}
+    {"type":"delta","t":0.7,"at":"...","delta":"watch","kind":"pods","state":"live","since":"..."|null,"detail":""}
+    {"type":"exchange","t":1.2,"at":"...","pod":"sched-lab/manual","node":"pair-worker","method":"POST",
+     "path":"/api/v1/namespaces/sched-lab/pods/manual/binding","requestHeaders":[["Content-Type","application/json"]],
+     "requestBody":"{...}","requestBodyBase64":false,"httpVersion":"HTTP/1.1","status":201,"reason":"Created",
+     "responseHeaders":[...],"responseBody":"...","responseBodyBase64":false,"sentAt":"...","elapsedMs":4.2,
+     "error":null}
+    {"type":"key","t":3.4,"at":"...","key":"b"}
+
+``namespace`` is "" when every namespace was watched. ``delta`` names the :mod:`.deltas` class (``upserted``,
+``deleted``, ``relisted``, ``watch`` for WatchState) and ``kind`` is its resource (``pods``, ``nodes``,
+``events``). A body is text when it is valid UTF-8, else base64 with the ``…Base64`` flag true, so every value
+decodes to one equal to what was encoded. Aware times are written with their offset (``Z`` for UTC).
+
+Credentials: exchanges never carry them (:mod:`.exchange` drops ``Authorization`` and cookies on construction)
+and a server URL's ``user:password@`` is dropped from the header; the writer should still pass every line through
+:func:`observatory.model.transcript.redact` with the kubeconfig's secrets.
+
+Replay is deterministic when it feeds entries in file order, waits :func:`schedule`'s delays, and drives the
+ClusterState clock from each entry's ``at`` rather than the wall clock.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .commands import strip_userinfo
+from .deltas import Delta, Deleted, Relisted, Upserted, WatchState
+from .exchange import BindingExchange
+
+__all__ = [
+    "FORMAT", "VERSION", "DeltaEntry", "Entry", "ExchangeEntry", "Header", "KeyEntry", "Recorder", "Recording",
+    "RecordingError", "decode_line", "encode_delta", "encode_exchange", "encode_header", "encode_key",
+    "exchange_from_json", "exchange_to_json", "parse_time", "read_recording", "rfc3339", "schedule",
+]
+
+FORMAT = "observatory-recording"
+VERSION = 1
+"""The version this code writes, and the newest it reads."""
+
+
+class RecordingError(ValueError):
+    """A recording that cannot be read. ``str(err)`` is ``"line N: <what is wrong>"`` (just the reason when no
+    line is to blame); ``line`` is the 1-based line number or None, ``reason`` the text without it."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        self.reason, self.line = reason, line
+        super().__init__(f"line {line}: {reason}" if line is not None else reason)
+
+
+# -- values ---------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The first line: when recording ``started`` (aware), the kube ``context``, the API ``server`` URL, the one
+    ``namespace`` watched ("" for all) and whether it was the embedded ``lab``."""
+
+    started: datetime
+    context: str = ""
+    server: str = ""
+    namespace: str = ""
+    lab: bool = False
+    version: int = VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaEntry:
+    """A watch delta ``t`` seconds after the start, received at ``at``."""
+
+    t: float
+    at: datetime
+    delta: Delta
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeEntry:
+    """A Binding exchange, recorded when its answer (or failure) arrived."""
+
+    t: float
+    at: datetime
+    exchange: BindingExchange
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEntry:
+    """A key press, as Textual names it (``"b"``, ``"enter"``, ``"ctrl+p"``)."""
+
+    t: float
+    at: datetime
+    key: str
+
+
+Entry = DeltaEntry | ExchangeEntry | KeyEntry
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """A whole recording: the header and the entries in file order."""
+
+    header: Header
+    entries: tuple[Entry, ...]
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the start to the last entry (0.0 when there is none)."""
+        return max((e.t for e in self.entries), default=0.0)
+
+
+# -- times and bodies -----------------------------------------------------------------------------------------------
+
+def rfc3339(when: datetime) -> str:
+    """``2026-11-29T10:00:00.250000Z``: ISO 8601 with the offset (``Z`` for UTC), microseconds when not zero. A naive
+    datetime is written without an offset (and read back naive)."""
+    text = when.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def parse_time(text: str) -> datetime:
+    """The inverse of :func:`rfc3339`; ValueError for anything else."""
+    if not isinstance(text, str) or not text:
+        raise ValueError("not a time")
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+
+
+def _body(body: bytes) -> tuple[str, bool]:
+    try:
+        return body.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return base64.b64encode(body).decode("ascii"), True
+
+
+def exchange_to_json(exchange: BindingExchange) -> dict[str, Any]:
+    """The exchange as a JSON object (the fields of an ``exchange`` entry, without ``type``, ``t`` and ``at``)."""
+    request, request_b64 = _body(exchange.request_body)
+    response, response_b64 = _body(exchange.response_body)
+    return {
+        "pod": exchange.pod, "node": exchange.node, "method": exchange.method, "path": exchange.path,
+        "requestHeaders": [list(h) for h in exchange.request_headers],
+        "requestBody": request, "requestBodyBase64": request_b64,
+        "httpVersion": exchange.http_version, "status": exchange.status, "reason": exchange.reason,
+        "responseHeaders": [list(h) for h in exchange.response_headers],
+        "responseBody": response, "responseBodyBase64": response_b64,
+        "sentAt": rfc3339(exchange.sent_at), "elapsedMs": exchange.elapsed_ms, "error": exchange.error,
+    }
+
+
+# -- encoding -------------------------------------------------------------------------------------------------------
+
+def _line(obj: Mapping[str, Any]) -> str:
+    return json.dumps(obj, separators=(",", ":"))  # ensure_ascii: no raw newline or U+2028 inside a line
+
+
+def _stamp(kind: str, t: float, at: datetime) -> dict[str, Any]:
+    return {"type": kind, "t": float(t), "at": rfc3339(at)}
+
+
+def encode_header(header: Header) -> str:
+    """The header line (no newline). The server URL loses any ``user:password@``."""
+    return _line({"type": "header", "format": FORMAT, "version": header.version, "started": rfc3339(header.started),
+                  "context": header.context, "server": strip_userinfo(header.server),
+                  "namespace": header.namespace, "lab": header.lab})
+
+
+def encode_delta(delta: Delta, *, t: float, at: datetime) -> str:
+    """One ``delta`` line; ``decode_line`` of it gives back an equal delta. TypeError for a value that is not a
+    Delta, or objects that are not JSON."""
+    out = _stamp("delta", t, at)
+    if isinstance(delta, Upserted):
+        out.update(delta="upserted", kind=delta.kind, change=delta.change, obj=delta.obj)
+    elif isinstance(delta, Deleted):
+        out.update(delta="deleted", kind=delta.kind, obj=delta.obj)
+    elif isinstance(delta, Relisted):
+        out.update(delta="relisted", kind=delta.kind, objs=list(delta.objs), resourceVersion=delta.resource_version)
+    elif isinstance(delta, WatchState):
+        out.update(delta="watch", kind=delta.kind, state=delta.state,
+                   since=rfc3339(delta.since) if delta.since is not None else None, detail=delta.detail)
+    else:
+        raise TypeError(f"not a Delta: {type(delta).__name__}")
+    return json.dumps(out, separators=(",", ":"), default=_mapping_default)
+
+
+def _mapping_default(value: Any) -> Any:
+    if isinstance(value, Mapping):  # MappingProxyType and other read-only mappings of the deltas
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def encode_exchange(exchange: BindingExchange, *, t: float, at: datetime) -> str:
+    """One ``exchange`` line; decodes to an equal BindingExchange."""
+    return _line({**_stamp("exchange", t, at), **exchange_to_json(exchange)})
+
+
+def encode_key(key: str, *, t: float, at: datetime) -> str:
+    """One ``key`` line."""
+    return _line({**_stamp("key", t, at), "key": key})
+
+
+class Recorder:
+    """Makes the lines of one recording, ``t`` measured from ``header.started``: call :meth:`header_line` once,
+    then one method per thing seen, passing the time it was seen (aware). Writes nothing itself."""
+
+    def __init__(self, header: Header) -> None:
+        self.header = header
+
+    def _t(self, at: datetime) -> float:
+        return (at - self.header.started).total_seconds()
+
+    def header_line(self) -> str:
+        return encode_header(self.header)
+
+    def delta(self, delta: Delta, at: datetime) -> str:
+        return encode_delta(delta, t=self._t(at), at=at)
+
+    def exchange(self, exchange: BindingExchange, at: datetime) -> str:
+        return encode_exchange(exchange, t=self._t(at), at=at)
+
+    def key(self, key: str, at: datetime) -> str:
+        return encode_key(key, t=self._t(at), at=at)
+
+
+# -- decoding -------------------------------------------------------------------------------------------------------
+
+class _Fields:
+    """Typed reads of one decoded object; every problem is a RecordingError naming the line and the key."""
+
+    def __init__(self, obj: Mapping[str, Any], what: str, line: int | None) -> None:
+        self.obj, self.what, self.line = obj, what, line
+
+    def fail(self, reason: str) -> RecordingError:
+        return RecordingError(f"{self.what}: {reason}", self.line)
+
+    def get(self, key: str, types: type | tuple[type, ...], name: str, *, optional: bool = False) -> Any:
+        if key not in self.obj:
+            if optional:
+                return None
+            raise self.fail(f"{key!r} is missing")
+        value = self.obj[key]
+        if value is None and optional:
+            return None
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in _tuple(types)):
+            raise self.fail(f"{key!r} must be {name}, not {json.dumps(value)[:40]}")
+        return value
+
+    def text(self, key: str, *, optional: bool = False) -> Any:
+        return self.get(key, str, "a string", optional=optional)
+
+    def number(self, key: str) -> float:
+        value = self.get(key, (int, float), "a number")
+        if not math.isfinite(value):
+            raise self.fail(f"{key!r} must be a finite number")
+        return float(value)
+
+    def time(self, key: str, *, optional: bool = False) -> datetime | None:
+        value = self.text(key, optional=optional)
+        if value is None:
+            return None
+        try:
+            return parse_time(value)
+        except ValueError:
+            raise self.fail(f"{key!r} is not an RFC 3339 time: {value!r}") from None
+
+    def obj_of(self, key: str) -> dict[str, Any]:
+        return self.get(key, dict, "a JSON object")
+
+    def headers(self, key: str) -> tuple[tuple[str, str], ...]:
+        pairs = self.get(key, list, "a list of [name, value] pairs")
+        if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in pairs):
+            raise self.fail(f"{key!r} must be a list of [name, value] string pairs")
+        return tuple((p[0], p[1]) for p in pairs)
+
+    def body(self, key: str) -> bytes:
+        value = self.text(key)
+        if not self.get(key + "Base64", bool, "true or false"):
+            return value.encode("utf-8")
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise self.fail(f"{key!r} is not valid base64") from None
+
+
+def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def exchange_from_json(obj: Mapping[str, Any], *, line: int | None = None) -> BindingExchange:
+    """The inverse of :func:`exchange_to_json`; RecordingError (naming ``line`` when given) on a bad value."""
+    f = _Fields(obj, "exchange", line)
+    status = f.get("status", int, "an integer")
+    error = f.text("error", optional=True)
+    return BindingExchange(
+        pod=f.text("pod"), node=f.text("node"), method=f.text("method"), path=f.text("path"),
+        request_headers=f.headers("requestHeaders"), request_body=f.body("requestBody"),
+        http_version=f.text("httpVersion"), status=status, reason=f.text("reason"),
+        response_headers=f.headers("responseHeaders"), response_body=f.body("responseBody"),
+        sent_at=f.time("sentAt"), elapsed_ms=f.number("elapsedMs"), error=error)
+
+
+def _decode_delta(f: _Fields) -> Delta:
+    tag, kind = f.text("delta"), f.text("kind")
+    if tag == "upserted":
+        return Upserted(kind, f.obj_of("obj"), f.text("change"))
+    if tag == "deleted":
+        return Deleted(kind, f.obj_of("obj"))
+    if tag == "relisted":
+        objs = f.get("objs", list, "a list of JSON objects")
+        if not all(isinstance(o, dict) for o in objs):
+            raise f.fail("'objs' must be a list of JSON objects")
+        return Relisted(kind, tuple(objs), f.text("resourceVersion"))
+    if tag == "watch":
+        return WatchState(kind, f.text("state"), f.time("since", optional=True), f.text("detail"))
+    raise f.fail(f"unknown delta {tag!r} (expected upserted, deleted, relisted or watch)")
+
+
+def decode_line(line: str, *, number: int | None = None) -> Header | Entry:
+    """One line (a trailing newline is allowed) as a :class:`Header` or an entry.
+
+    Raises :class:`RecordingError` (``"line N: …"`` when ``number`` is given) for text that is not one JSON object,
+    an unknown ``type``, a missing or mistyped key, a header of another format or of a newer version.
+    """
+    try:
+        obj = json.loads(line)
+    except ValueError as exc:
+        raise RecordingError(f"not valid JSON ({exc.msg} at column {exc.colno})", number) from None
+    if not isinstance(obj, dict):
+        raise RecordingError("not a JSON object", number)
+    kind = obj.get("type")
+    if kind == "header":
+        f = _Fields(obj, "header", number)
+        if obj.get("format") != FORMAT:
+            raise f.fail(f"'format' must be {FORMAT!r}, not {obj.get('format')!r}")
+        version = f.get("version", int, "an integer")
+        if version < 1 or version > VERSION:
+            raise f.fail(f"version {version} is not one this observatory reads (1 to {VERSION})")
+        return Header(started=f.time("started"), context=f.text("context"), server=f.text("server"),
+                      namespace=f.text("namespace"), lab=f.get("lab", bool, "true or false"), version=version)
+    if kind not in ("delta", "exchange", "key"):
+        raise RecordingError(f"unknown entry type {kind!r} (expected header, delta, exchange or key)", number)
+    f = _Fields(obj, f"{kind} entry", number)
+    t, at = f.number("t"), f.time("at")
+    if kind == "delta":
+        return DeltaEntry(t, at, _decode_delta(f))
+    if kind == "exchange":
+        return ExchangeEntry(t, at, exchange_from_json(obj, line=number))
+    return KeyEntry(t, at, f.text("key"))
+
+
+def read_recording(lines: Iterable[str]) -> Recording:
+    """A whole recording from its lines (an open file works). Blank lines are skipped; the first other line must
+    be the header and no later one may be. Raises :class:`RecordingError` naming the first bad line."""
+    header: Header | None = None
+    entries: list[Entry] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        item = decode_line(line, number=number)
+        if isinstance(item, Header):
+            if header is not None:
+                raise RecordingError("a second header (a recording has one, on its first line)", number)
+            header = item
+        elif header is None:
+            raise RecordingError(f"{item.__class__.__name__} before the header (the first line must be the "
+                                 '{"type":"header",...} line)', number)
+        else:
+            entries.append(item)
+    if header is None:
+        raise RecordingError("the recording is empty: no header line")
+    return Recording(header, tuple(entries))
+
+
+def schedule(entries: Iterable[Entry], speed: float = 1.0) -> list[tuple[float, Entry]]:
+    """``(delay_seconds, entry)`` in order: how long to wait after the previous entry (the first: after the start)
+    before delivering this one, at ``speed`` times the recorded pace (2 = twice as fast; ``math.inf`` = no waits).
+    An entry whose ``t`` is earlier than its predecessor's waits 0. ValueError unless ``speed`` > 0."""
+    if not isinstance(speed, (int, float)) or isinstance(speed, bool) or math.isnan(speed) or speed <= 0:
+        raise ValueError(f"speed must be a number greater than 0, not {speed!r}")
+    out: list[tuple[float, Entry]] = []
+    previous = 0.0
+    for entry in entries:
+        out.append((max(0.0, entry.t - previous) / speed, entry))
+        previous = max(previous, entry.t)
+    return out
