@@ -1,4 +1,4 @@
-"""The ``observatory`` command line: parse arguments, build Settings, run the lab (and, later, the app).
+"""The ``observatory`` command line: parse arguments, build Settings, run the app, the lab or ``why``.
 
 Every failure the user can cause (a bad scenario, a port in use, a bad flag) ends as one readable message on stderr
 and a non-zero exit; no traceback reaches the terminal.
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from observatory import __version__
+from observatory import __version__, classroom
 from observatory.settings import Settings
 
 EXIT_USAGE = 2
@@ -34,9 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     scope.add_argument("-A", "--all-namespaces", action="store_true", help="watch every namespace")
     parser.add_argument("--lab", action="store_true",
                         help="use the embedded lab (simulated cluster) even when a kubeconfig exists")
-    parser.add_argument("--scenario", default="manual-binding", metavar="NAME|PATH",
-                        help="lab scenario for --lab (default manual-binding)")
+    parser.add_argument("--scenario", default=None, metavar="NAME|PATH",
+                        help="lab scenario for --lab (default manual-binding, or the --lesson's)")
     parser.add_argument("--read-only", action="store_true", help="never send a Binding")
+    classroom.add_flags(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     lab = commands.add_parser("lab", help="the embedded Kubernetes-API-compatible lab server",
@@ -61,9 +62,38 @@ def build_parser() -> argparse.ArgumentParser:
                        help="another schedulerName the lab's default-scheduler answers to (repeatable)")
     serve.add_argument("--no-scheduler", action="store_true", help="do not run the simulated default-scheduler")
     serve.add_argument("--no-kubelet", action="store_true", help="do not run the simulated kubelets")
+    serve.add_argument("--token", action="store_true",
+                       help="require a bearer token even on 127.0.0.1, over HTTPS with a generated CA (kubectl "
+                       "sends credentials only over TLS); the kubeconfig carries both")
     lab_commands.add_parser("scenarios", help="list the scenarios the lab ships",
                             description="List the scenarios the lab ships.")
+    add_why_parser(commands)
+    classroom.add_parsers(commands)
     return parser
+
+
+def add_why_parser(commands: argparse._SubParsersAction) -> None:
+    """``observatory why POD``. The connection flags are also accepted after the subcommand; their copies here
+    default to SUPPRESS so that a value given before the subcommand is not overwritten by a subparser default."""
+    why = commands.add_parser(
+        "why", help="print why one pod is where it is, and which nodes it fits, without starting the TUI",
+        description="Print the diagnosis of one pod (why it is Pending, with the scheduler's message parsed) and "
+        "the node-fit table (per node: the filter that rejects it and the numbers behind that), then exit. "
+        "Exit codes: 0 printed, 1 the API server answered with an error (e.g. the pod does not exist), 2 the "
+        "cluster cannot be reached or the input is wrong.")
+    why.add_argument("pod", metavar="POD", help="the pod's name (or pod/NAME)")
+    why.add_argument("-n", "--namespace", metavar="NS", default=argparse.SUPPRESS,
+                     help="the pod's namespace (default: the context's, like kubectl)")
+    why.add_argument("-o", "--output", choices=("text", "json"), default="text",
+                     help="text for a person (default) or one JSON document (see README)")
+    why.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS,
+                     help="kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config; with none, the lab)")
+    why.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS,
+                     help="kubeconfig context (default: the current context)")
+    why.add_argument("--lab", action="store_true", default=argparse.SUPPRESS,
+                     help="use the embedded lab (simulated cluster) even when a kubeconfig exists")
+    why.add_argument("--scenario", metavar="NAME|PATH", default=argparse.SUPPRESS,
+                     help="lab scenario for --lab (default manual-binding)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -81,7 +111,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.lab_command == "scenarios":
             return list_scenarios()
         parser.parse_args(["lab", "--help"])
+    if args.command == "why":
+        return run_why(settings, args)
+    if args.command == "replay":
+        return classroom.run_replay(settings, args)
+    if args.command == "lessons":
+        return classroom.list_lessons()
     return run_app(settings, args)
+
+
+def run_why(settings: Settings, args: argparse.Namespace) -> int:
+    """``observatory why POD``: see :mod:`observatory.why`."""
+    from observatory import why
+
+    if args.all_namespaces:
+        print("observatory why: -A/--all-namespaces does not apply to one pod; name its namespace with -n NS",
+              file=sys.stderr)
+        return EXIT_USAGE
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(why.run(settings, pod=args.pod, namespace=args.namespace, output=args.output,
+                                   kubeconfig=args.kubeconfig, context=args.context, lab=args.lab,
+                                   scenario=args.scenario or "manual-binding"))
+    return 130
 
 
 def list_scenarios() -> int:
@@ -106,6 +157,7 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
     lab_settings = settings.lab.model_copy(update={
         "scheduler": settings.lab.scheduler and not args.no_scheduler,
         "kubelet": settings.lab.kubelet and not args.no_kubelet,
+        "token": settings.lab.token or args.token,
         "scheduler_names": list(dict.fromkeys([*settings.lab.scheduler_names, *args.scheduler_name])),
     })
 
@@ -146,11 +198,19 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
     from observatory.lab.server import LabError, LabServer
     from observatory.ui.app import ObservatoryApp
 
+    lesson, problem = classroom.resolve_lesson(args.lesson)
+    problem = problem or (classroom.record_problem(args.record) if args.record else None)
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
+
     async def main() -> int:
         lab = None
         kubeconfig, context = args.kubeconfig, args.context
         if args.lab or (not args.kubeconfig and find_kubeconfig(None) is None and not in_cluster()):
-            lab = LabServer(settings.lab, scenario=args.scenario)
+            # An explicit --scenario wins; else the lesson's scenario; else the seed exercise's.
+            scenario = args.scenario or (lesson.scenario if lesson is not None else "manual-binding")
+            lab = LabServer(settings.lab, scenario=scenario)
             try:
                 await lab.start()
             except (LabError, OSError, ValueError) as exc:
@@ -176,12 +236,25 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
             else:
                 namespace = args.namespace or connection.namespace
             source = ClusterSource(connection, namespace=namespace, lab=lab is not None, read_only=args.read_only)
+            if args.record:
+                from observatory.recorder import RecordingSource
+
+                try:
+                    source = RecordingSource(source, Path(args.record), secrets=connection.secrets)
+                except OSError as exc:
+                    await source.close()
+                    print(f"observatory: cannot record to {args.record}: {exc.strerror or exc}", file=sys.stderr)
+                    return EXIT_USAGE
             app = ObservatoryApp(source, refresh_interval=settings.ui.refresh_interval,
-                                 recent_seconds=settings.ui.recent_seconds, keymap=settings.ui.keymap)
+                                 recent_seconds=settings.ui.recent_seconds, keymap=settings.ui.keymap,
+                                 lease_interval=settings.ui.lease_interval,
+                                 **classroom.app_options(ObservatoryApp, lesson=lesson))
             try:
                 await app.run_async()
             finally:
                 await source.close()
+            if getattr(source, "error", None):
+                print(f"observatory: {source.error}", file=sys.stderr)
             return app.return_code or 0
         finally:
             if lab is not None:

@@ -29,6 +29,12 @@ class LabSettings(BaseModel):
     watch_queue_limit: int = Field(100_000, ge=100)
     """Events queued for one slow watcher before the lab ends that watch (clients then re-watch)."""
 
+    token: bool = False
+    """Require a generated bearer token even on loopback; the lab's kubeconfig carries it (``users[].user.token``).
+    Like the lab on any other address (which always requires one), it then serves HTTPS with a generated CA, in the
+    kubeconfig too: kubectl sends kubeconfig credentials only over TLS. Env ``OBSERVATORY_LAB__TOKEN=true``;
+    ``observatory lab serve --token``."""
+
     scheduler: bool = True
     """Run the simulated default-scheduler."""
 
@@ -70,6 +76,10 @@ class UISettings(BaseModel):
 
     recent_seconds: float = Field(10.0, ge=0)
     """How long a just-bound pod stays in the pending list and highlighted on its node."""
+
+    lease_interval: float = Field(10.0, gt=0)
+    """Seconds between reads of the ``kube-system/kube-scheduler`` Lease while a pod that no default-scheduler has
+    looked at is selected (the Why pane names the Lease's holder)."""
 
     keymap: dict[str, str] = {}
     """Key remapping by binding id, e.g. ``{"bind": "B", "quit": "ctrl+q"}`` (``?`` lists the ids)."""

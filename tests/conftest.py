@@ -31,10 +31,16 @@ def lab_settings() -> LabSettings:
 
 
 @pytest.fixture
-async def lab(tmp_path, lab_settings) -> AsyncIterator[LabServer]:
-    """A running lab with the ``manual-binding`` scenario (pair + ``sched-lab/manual``) and, unless a test overrides
-    ``lab_settings``, no simulated components."""
-    server = LabServer(lab_settings, scenario="manual-binding", kubeconfig_path=tmp_path / "kubeconfig")
+def lab_scenario() -> str:
+    """The scenario the ``lab`` fixture loads; override it (or parametrize it) for another one."""
+    return "manual-binding"
+
+
+@pytest.fixture
+async def lab(tmp_path, lab_settings, lab_scenario) -> AsyncIterator[LabServer]:
+    """A running lab with the ``manual-binding`` scenario (pair + ``sched-lab/manual``) unless a test overrides
+    ``lab_scenario`` and, unless a test overrides ``lab_settings``, no simulated components."""
+    server = LabServer(lab_settings, scenario=lab_scenario, kubeconfig_path=tmp_path / "kubeconfig")
     await server.start()
     try:
         yield server

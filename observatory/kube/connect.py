@@ -37,6 +37,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.config import ConfigException, load_incluster_config
 from kubernetes_asyncio.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
+from observatory.kube.credentials import auth_kind, cluster_tls, loaded_secrets, token_file_secrets
 from observatory.kube.transport import describe_transport_error, safe_server
 
 __all__ = ["Connection", "ConnectError", "LAB_HINT", "check_reachable", "connect", "find_kubeconfig",
@@ -59,13 +60,26 @@ _SECRET_KEYS = ("token", "password", "client-key-data", "client-certificate-data
 class Connection:
     """A configured client for one cluster. ``source`` is ``"kubeconfig"`` or ``"in-cluster"``; ``server`` is the
     API server URL (no trailing slash); ``namespace`` is the default namespace (``--namespace``, else the context's,
-    else ``"default"``). The client holds the credentials, so it is left out of the repr."""
+    else ``"default"``). The client holds the credentials, so it is left out of the repr.
+
+    Facts for the equivalent commands (:mod:`observatory.model.commands`), none a credential: ``kubeconfig_files``
+    (merge order; empty in-cluster); ``kubeconfig``, the one file or the ``os.pathsep``-joined list, None
+    in-cluster; ``auth``, one of ``AUTH_KINDS`` (:func:`~observatory.kube.credentials.auth_kind`; in-cluster
+    ``"token"``); ``ca``, a CA is configured; ``insecure``, ``insecure-skip-tls-verify``. ``secrets`` (not in the
+    repr): every credential value known at connect time, for redaction: the users' tokens, passwords, key data and
+    auth-provider secrets, the ``tokenFile`` content, and what the client loaded (bearer token, client key)."""
 
     api: client.ApiClient = field(repr=False)
     context: str
     server: str
     namespace: str
     source: str
+    kubeconfig: str | None = None
+    auth: str = "none"
+    ca: bool = False
+    insecure: bool = False
+    kubeconfig_files: tuple[str, ...] = ()
+    secrets: frozenset[str] = field(default=frozenset(), repr=False)
 
     async def close(self) -> None:
         """Close the client's HTTP session (idempotent)."""
@@ -205,7 +219,14 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
     api = _api_client(cfg, f'context "{name}" in the kubeconfig {where}')
     _refresh_exec_tokens(loader, cfg)
     ns = namespace or str(body.get("namespace") or "") or "default"
-    return Connection(api=api, context=name, server=cfg.host.rstrip("/"), namespace=ns, source="kubeconfig")
+    user_body = (user or {}).get("user") or {}
+    defined_in = next((path for path, doc in docs if any(u.get("name") == user_name
+                                                          for u in (doc or {}).get("users") or [])), files[0])
+    secrets |= token_file_secrets(user_body, os.path.dirname(os.path.abspath(defined_in))) | loaded_secrets(cfg)
+    ca, insecure = cluster_tls(cluster["cluster"])
+    return Connection(api=api, context=name, server=cfg.host.rstrip("/"), namespace=ns, source="kubeconfig",
+                      kubeconfig=os.pathsep.join(files), auth=auth_kind(user_body), ca=ca, insecure=insecure,
+                      kubeconfig_files=tuple(files), secrets=frozenset(secrets))
 
 
 async def _connect_in_cluster(namespace: str | None) -> Connection:
@@ -223,8 +244,9 @@ async def _connect_in_cluster(namespace: str | None) -> Connection:
             ns = (SERVICE_ACCOUNT_DIR / "namespace").read_text().strip()
         except OSError:
             ns = ""
+    secrets = token_file_secrets({"tokenFile": str(SERVICE_ACCOUNT_DIR / "token")}, None) | loaded_secrets(cfg)
     return Connection(api=api, context="in-cluster", server=cfg.host.rstrip("/"), namespace=ns or "default",
-                      source="in-cluster")
+                      source="in-cluster", auth="token", ca=bool(cfg.ssl_ca_cert), secrets=frozenset(secrets))
 
 
 def _api_client(cfg: client.Configuration, what: str) -> client.ApiClient:

@@ -1,4 +1,4 @@
-"""The cluster as the UI consumes it: deltas per resource and the Binding POST, over one :class:`Connection`.
+"""The cluster as the UI consumes it: deltas per resource, the Binding POST, Lease reads; over one :class:`Connection`.
 
 :class:`ClusterSource` implements ``observatory.ui.source.Source``; the UI holds one and never imports
 kubernetes-asyncio. It works the same for a real cluster and for the embedded lab (reached over HTTP like any
@@ -11,8 +11,9 @@ from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta
-from observatory.model.records import BindingExchange
+from observatory.model.records import BindingExchange, LeaseView
 
 if TYPE_CHECKING:
     from observatory.kube.connect import Connection
@@ -44,6 +45,22 @@ class ClusterSource:
         scope = self.namespace or "all namespaces"
         return f"ClusterSource(context={self.context!r}, server={self.server!r}, scope={scope!r})"
 
+    def commands_context(self) -> CommandsContext:
+        """The facts for the equivalent kubectl and curl commands of a Binding
+        (``source.commands_context().commands(exchange)``): this connection's server, context, auth kind, CA and
+        insecure flag, and ``--kubeconfig`` when one file was loaded (None in-cluster or when several files were
+        merged from ``KUBECONFIG``). No credential."""
+        conn = self.connection
+        kubeconfig = conn.kubeconfig if len(conn.kubeconfig_files) == 1 else None
+        return CommandsContext(server=conn.server, context=conn.context if conn.source == "kubeconfig" else "",
+                               kubeconfig=kubeconfig, auth=conn.auth, ca=conn.ca, insecure=conn.insecure)
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """Every credential value of the connection (:attr:`Connection.secrets`), for
+        :func:`observatory.model.transcript.redact` before anything is written to a file."""
+        return self.connection.secrets
+
     def stream(self, kind: str) -> AsyncIterator[Delta]:
         """List-then-watch deltas of ``kind`` (``"pods"``, ``"events"``, ``"nodes"``, ``"namespaces"``) in this
         source's namespace (cluster-scoped kinds such as nodes: always cluster-wide), until cancelled. Each call
@@ -65,6 +82,14 @@ class ClusterSource:
                 response_headers=(), response_body=b"", sent_at=datetime.now(UTC), elapsed_ms=0.0,
                 error="Read-only mode: the Binding was not sent.")
         return await post_binding(self.connection.api, namespace, name, node, uid=uid)
+
+    async def read_lease(self, namespace: str, name: str) -> LeaseView:
+        """``GET /apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}`` as a LeaseView (kube-scheduler's
+        ``kube-system/kube-scheduler`` for the diagnosis). Never raises: 404, 403, other HTTP answers and transport
+        failures come back as ``LeaseView.unreadable`` (see :func:`observatory.kube.lease.read_lease`)."""
+        from observatory.kube.lease import read_lease
+
+        return await read_lease(self.connection.api, namespace, name)
 
     def with_namespace(self, namespace: str | None) -> ClusterSource:
         """The same cluster and connection scoped to ``namespace`` (None: all namespaces)."""

@@ -2,7 +2,11 @@
 
 :class:`LabServer` is used by ``observatory lab serve`` and, in-process, by the TUI and the tests. It listens on
 127.0.0.1 by default. On any other address it serves HTTPS with a generated CA and demands a generated bearer token,
-both written into the kubeconfig, so kubectl and kubernetes-asyncio connect with verification on.
+both written into the kubeconfig, so kubectl and kubernetes-asyncio connect with verification on. With
+``LabSettings.token`` (``lab serve --token``) it does the same on loopback: kubectl (client-go's ``clientcmd``)
+sends a kubeconfig's credentials only over TLS ("only try to read the auth information if we are secure"), so a
+token over plain HTTP would never arrive. A token lab answers a request without the right token 401 Unauthorized,
+except the health checks without credentials (see :func:`observatory.lab.api.authenticated`).
 """
 
 from __future__ import annotations
@@ -134,7 +138,7 @@ class LabServer:
         self.store.listeners.append(self._mark_dirty)
         ssl_context = None
         loopback = security.is_loopback(self.host)
-        if not loopback:
+        if not loopback or self.settings.token:
             hosts = security.advertised_hosts(self.host)
             tls = security.make_tls(hosts, self.kubeconfig_path.parent / "pki")
             ssl_context = tls.ssl_context()

@@ -121,11 +121,7 @@ class Diagnosis:
                                   "truncated": false, "countsExceedTotal": false, "special": null,
                                   "reportedBy": "default-scheduler", "count": 4} | null}
         """
-        lease = None
-        if self.lease is not None:
-            lease = {"name": self.lease.key, "holder": self.lease.holder,
-                     "renewTime": self.lease.renewed.isoformat().replace("+00:00", "Z") if self.lease.renewed else None,
-                     "leaseDurationSeconds": self.lease.duration_seconds, "problem": self.lease.problem}
+        lease = self.lease.to_json() if self.lease is not None else None
         failed = None
         if self.refusal is not None:
             r = self.refusal
@@ -221,7 +217,7 @@ def _no_scheduler(pod: PodView, seen: Mapping[str, datetime | None], lease: Leas
         lines.append(lease_text)
     if name != DEFAULT_SCHEDULER_NAME and name not in seen:
         likely = (f"no running scheduler answers to schedulerName {name!r}: nothing has emitted events under that "
-                  "name. Start one (observatory schedule --scheduler-name " + name + "), or bind the pod by hand.")
+                  "name. Start a scheduler with that name, or bind the pod by hand.")
     elif name == DEFAULT_SCHEDULER_NAME and leader is False:
         likely = "kube-scheduler is not running: its Lease is not being renewed."
     elif name in seen or leader:
@@ -285,7 +281,9 @@ def diagnose(pod: PodView, events: Iterable[EventView], nodes: Mapping[str, Node
                          raw_message=message, **base)
     if refusal is not None:
         who = failed.source if failed is not None and failed.source else "A scheduler"
-        times = f", {failed.count} times, last {_ago(failed.time, now)}" if failed is not None else ""
+        times = ""
+        if failed is not None:
+            times = (f", {failed.count} times" if failed.count > 1 else "") + f", last {_ago(failed.time, now)}"
         lines = [f"{who} refused it{times}:", *_refusal_lines(refusal)]
         return Diagnosis(state=REFUSED, headline=summary(refusal), explanation=tuple(lines),
                          likely="no node passes the scheduler's filters; see the node-fit preview.",
@@ -308,8 +306,9 @@ def _bound(pod: PodView, nodes: Mapping[str, NodeView], base: dict[str, Any]) ->
     node_name = pod.node_name
     node = nodes.get(node_name)
     if pod.terminal:
-        return Diagnosis(state=FINISHED, headline=f"{pod.phase} on {node_name}",
-                         explanation=(f"The pod ran on {node_name} and is {pod.phase}.",), **base)
+        detail = f" ({pod.status})" if pod.status != pod.phase else ""
+        return Diagnosis(state=FINISHED, headline=f"{pod.status} on {node_name}",
+                         explanation=(f"The pod was bound to {node_name} and is {pod.phase}{detail}.",), **base)
     if pod.phase not in ("", "Pending"):
         return Diagnosis(state=RUNNING, headline=f"{pod.status} on {node_name}",
                          explanation=(f"spec.nodeName is {node_name}; the kubelet reports phase {pod.phase}.",),

@@ -360,6 +360,12 @@ class LeaseView:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    def to_json(self) -> dict[str, Any]:
+        """``{"name": "ns/name", "holder", "renewTime": RFC 3339 or null, "leaseDurationSeconds", "problem"}``."""
+        renewed = self.renewed.isoformat().replace("+00:00", "Z") if self.renewed else None
+        return {"name": self.key, "holder": self.holder, "renewTime": renewed,
+                "leaseDurationSeconds": self.duration_seconds, "problem": self.problem}
+
     def live(self, now: datetime) -> bool:
         """Held and renewed within its duration (what a leader-election candidate checks before taking over)."""
         if self.problem or not self.holder or self.renewed is None:

@@ -2,11 +2,13 @@
 
 State flows one way: one worker per watched kind applies deltas to :class:`ClusterState`; a short interval flushes
 whatever changed into the panes (a burst of watch events costs one repaint); panes post messages up; the bind runs
-in an exclusive worker and comes back as :class:`BindingResponded`.
+in an exclusive worker and comes back as :class:`~observatory.ui.binding_flow.BindingResponded`. The binding flow
+(:mod:`.binding_flow`) and the Why pane with its Lease and raw message (:mod:`.why_flow`) are mixins of the app.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -17,24 +19,27 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.containers import Grid
-from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from observatory.model.records import BindingExchange
-from observatory.model.state import ClusterState
+from observatory.model.rows import pending_row
+from observatory.model.state import ClusterState, PendingRow
+from observatory.ui.binding_flow import BindingFlow, BindingResponded
 from observatory.ui.screens.chooser import ChooserScreen
-from observatory.ui.screens.confirm import ConfirmScreen
 from observatory.ui.screens.help import HelpScreen
 from observatory.ui.source import Source
-from observatory.ui.text import cpu, memory
+from observatory.ui.why_flow import WhyFlow
 from observatory.ui.widgets.events_pane import EventsPane
 from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.header_bar import HeaderBar
 from observatory.ui.widgets.nodes_pane import NodesPane
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.timeline_pane import TimelinePane
+from observatory.ui.widgets.why_pane import WhyPane
+
+__all__ = ["BindingResponded", "ObservatoryApp"]
 
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 """What a namespace name must be (RFC 1123 label)."""
@@ -48,59 +53,27 @@ if not STYLES.is_dir():
     STYLES = Path(__file__).resolve().parents[2] / "styles"
 
 
-def bind_warnings(state: ClusterState, pod_key: str, node: str) -> list[str]:
-    """Why the API server or the cluster may refuse binding ``pod_key`` to ``node``, in plain words."""
-    warnings = []
-    pod = state.pods.get(pod_key)
-    if pod is None:
-        warnings.append(f"{pod_key} no longer exists: the API server will answer 404 Not Found")
-    else:
-        if pod.node_name:
-            warnings.append(f"already assigned to {pod.node_name}: the API server will refuse")
-        if pod.deleting:
-            warnings.append("the pod is being deleted: the API server will refuse")
-        if pod.gates:
-            warnings.append(f"the pod has scheduling gates ({', '.join(pod.gates)}): the API server will refuse")
-    target = state.nodes.get(node)
-    if target is None:
-        warnings.append(f"node {node} does not exist: the binding succeeds, then pod GC deletes the pod")
-        return warnings
-    if target.ready != "True":
-        warnings.append(f"node {node} is not Ready: nothing will start the pod")
-    if target.unschedulable:
-        warnings.append(f"node {node} is cordoned: a hand-bind ignores that, the scheduler would not")
-    place = next((p for p in state.placement() if p.node.name == node), None)
-    if pod is not None and place is not None and pod.key not in {p.key for p in place.pods}:
-        short = []
-        if place.cpu_requested_milli + pod.cpu_request_milli > target.allocatable_cpu_milli:
-            short.append(f"cpu (requests {cpu(pod.cpu_request_milli)}, free "
-                         f"{cpu(max(0, target.allocatable_cpu_milli - place.cpu_requested_milli))})")
-        if place.memory_requested_bytes + pod.memory_request_bytes > target.allocatable_memory_bytes:
-            short.append(f"memory (requests {memory(pod.memory_request_bytes)}, free "
-                         f"{memory(max(0, target.allocatable_memory_bytes - place.memory_requested_bytes))})")
-        if place.pods_count + 1 > target.allocatable_pods:
-            short.append(f"pods ({place.pods_count}/{target.allocatable_pods} already)")
-        if short:
-            warnings.append(f"node {node} lacks {', '.join(short)}: the API server accepts the binding, the "
-                            "kubelet will reject the pod")
-    return warnings
+def with_selected_row(state: ClusterState, selected: str | None) -> list[PendingRow]:
+    """The pending rows, plus the selected pod's at its place when it is no longer pending (it keeps its row while
+    selected, showing where it is now: running, say, after a bind)."""
+    rows = state.pending()
+    if selected is None or any(row.pod.key == selected for row in rows):
+        return rows
+    diagnosis = state.diagnosis(selected)
+    if diagnosis is None:
+        return rows
+    bisect.insort(rows, pending_row(state.pods[selected], diagnosis), key=lambda row: (row.pod.namespace, row.pod.name))
+    return rows
 
 
-class BindingResponded(Message):
-    """A Binding exchange finished (any status, or none)."""
-
-    def __init__(self, exchange: BindingExchange) -> None:
-        super().__init__()
-        self.exchange = exchange
-
-
-class ObservatoryApp(App[None]):
+class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
     """The observatory TUI over any :class:`Source`."""
 
     CSS_PATH = [STYLES / "app.tcss"]
     TITLE = "observatory"
     BINDINGS = [
         Binding("b", "bind", "Bind", id="bind"),
+        Binding("m", "raw_message", "Message", id="raw-message"),
         Binding("n", "choose_namespace", "Namespace", id="namespace"),
         Binding("a", "all_namespaces", "All ns", id="all-namespaces"),
         Binding("slash", "filter", "Filter", id="filter", key_display="/"),
@@ -115,14 +88,15 @@ class ObservatoryApp(App[None]):
     filter_text: reactive[str] = reactive("")
 
     def __init__(self, source: Source, *, clock: Callable[[], datetime] | None = None,
-                 refresh_interval: float = 0.1, recent_seconds: float = 10.0,
+                 refresh_interval: float = 0.1, recent_seconds: float = 10.0, lease_interval: float = 10.0,
                  keymap: dict[str, str] | None = None) -> None:
         super().__init__()
         self.source = source
         self.clock = clock or (lambda: datetime.now(UTC))
         self.state = ClusterState(self.clock, recent_seconds=recent_seconds)
         self.refresh_interval = refresh_interval
-        self._dirty: set[str] = {"pods", "nodes", "events", "watch"}
+        self.lease_interval = lease_interval
+        self._dirty: set[str] = {"pods", "nodes", "events", "watch", "why"}
         self._keymap = keymap or {}
         self.exchanges: list[BindingExchange] = []
         self._highlight_until: datetime | None = None
@@ -133,9 +107,10 @@ class ObservatoryApp(App[None]):
         yield HeaderBar(id="header")
         with Grid(id="panes"):
             yield PendingPodsPane(id="pending")
+            yield WhyPane(id="why")
             yield NodesPane(id="nodes")
-            yield EventsPane(id="events")
             yield ExchangePane(id="exchange")
+            yield EventsPane(id="events")
             yield TimelinePane(id="timeline")
         yield Input(placeholder="filter pending pods by namespace/name", id="filter")
         yield Footer()
@@ -182,7 +157,7 @@ class ObservatoryApp(App[None]):
                                        read_only=self.source.read_only, watches=self.state.watch_states)
         # Ages and the "just bound" window move with the clock, so pods and nodes repaint on every tick they show.
         kept = self.selected if self.selected in self.state.pods else None  # a deleted pod does not linger
-        self.query_one(PendingPodsPane).show(self.state.pending(), now, self.filter_text, kept)
+        self.query_one(PendingPodsPane).show(with_selected_row(self.state, kept), now, self.filter_text, kept)
         expired = self._highlight_until is not None and now >= self._highlight_until
         if dirty & {"pods", "nodes"} or expired:
             nodes = self.query_one(NodesPane)
@@ -194,14 +169,16 @@ class ObservatoryApp(App[None]):
             self._show_events()
         if dirty & {"pods", "timeline"}:
             self.query_one(TimelinePane).show(self.selected, self.state.timeline(self.selected) if self.selected else [])
+        self.show_why(dirty, now)
 
     def _show_events(self) -> None:
         title = f"Events: {self.selected}" if self.selected else "Events of pending pods"
         self.query_one(EventsPane).show(self.state.events_for(self.selected), title)
 
     def watch_selected(self) -> None:
-        self._dirty |= {"events", "timeline", "nodes"}
-        self.refresh_bindings()  # Bind is enabled only with a pod selected
+        self._dirty |= {"events", "timeline", "nodes", "why"}
+        if self.screen_stack:  # not while the app is shutting down
+            self.refresh_bindings()  # Bind is enabled only with a pod selected
 
     def watch_filter_text(self) -> None:
         self._dirty.add("pods")
@@ -209,51 +186,12 @@ class ObservatoryApp(App[None]):
     def on_pending_pods_pane_pod_highlighted(self, message: PendingPodsPane.PodHighlighted) -> None:
         self.selected = message.key
 
-    # -- binding ---------------------------------------------------------------------------------------------------
+    # -- actions and workers (binding: binding_flow.py; the Why pane, Lease and raw message: why_flow.py) -----------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "bind" and self.source.read_only:
             return None  # shown, but disabled
         return True
-
-    def action_bind(self) -> None:
-        pod_key = self.selected
-        if self.source.read_only:
-            return
-        if pod_key is None:
-            self.notify("Select a pod in the pending pods pane first.", title="Bind")
-            return
-        nodes = [(name, f"{name}  ({view.state})") for name, view in sorted(self.state.nodes.items())]
-
-        def chosen(node: str | None) -> None:
-            if node:
-                self.confirm_and_bind(pod_key, node)
-
-        self.push_screen(ChooserScreen(f"Bind {pod_key} to which node?", nodes, "type part of a node name"), chosen)
-
-    def confirm_and_bind(self, pod_key: str, node: str) -> None:
-        warnings = bind_warnings(self.state, pod_key, node)
-        if not warnings:
-            self.send_binding(pod_key, node)
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.send_binding(pod_key, node)
-
-        self.push_screen(ConfirmScreen(f"Bind {pod_key} to {node}?", warnings), answered)
-
-    @work(group="bind", exit_on_error=False)
-    async def send_binding(self, pod_key: str, node: str) -> None:
-        namespace, name = pod_key.split("/", 1)
-        pod = self.state.pods.get(pod_key)
-        exchange = await self.source.bind(namespace, name, node, pod.uid if pod else None)
-        self.post_message(BindingResponded(exchange))
-
-    def on_binding_responded(self, message: BindingResponded) -> None:
-        self.exchanges.append(message.exchange)
-        self.query_one(ExchangePane).add(message.exchange)
-        self.selected = message.exchange.pod  # the selection stays on the pod and follows it to its node
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Unexpected worker failures become a visible message, never a traceback."""
@@ -295,7 +233,7 @@ class ObservatoryApp(App[None]):
         self.state = ClusterState(self.clock, recent_seconds=self.state.recent_seconds)
         self.selected = None
         self.start_streams()
-        self._dirty |= {"pods", "nodes", "events", "watch"}
+        self._dirty |= {"pods", "nodes", "events", "watch", "why"}
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

@@ -1,7 +1,9 @@
 """A recorded, deterministic Source for snapshots: fixed objects, fixed times, exchanges as the lab answers them.
 
 Bodies and status texts are the lab's (reference §1.4, §1.7); uids, resourceVersions and times are pinned so an
-SVG snapshot is the same on every run.
+SVG snapshot is the same on every run. The ``refusals`` scenario comes with each refused pod's PodScheduled
+condition and FailedScheduling event as kube-scheduler v1.34.1 writes them (the messages quoted in the scenario's
+YAML), and ``read_lease`` answers with kube-scheduler's Lease as a kind cluster holds it.
 """
 
 from __future__ import annotations
@@ -15,10 +17,30 @@ from typing import Any
 
 from observatory.lab.scenarios import load_scenario
 from observatory.model.deltas import Delta, Relisted, Upserted, WatchState
-from observatory.model.records import BindingExchange
+from observatory.model.records import BindingExchange, LeaseView
 
 FROZEN = datetime(2026, 11, 29, 9, 30, 0, tzinfo=UTC)
 CREATED = "2026-11-29T09:28:00Z"
+REFUSED_AT = "2026-11-29T09:28:30.000000Z"
+LAST_REFUSED_AT = "2026-11-29T09:29:30.000000Z"
+
+REFUSALS = {
+    "too-much-cpu": "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
+                    "{node-role.kubernetes.io/control-plane: }. no new claims to deallocate, preemption: 0/2 nodes "
+                    "are available: 2 Preemption is not helpful for scheduling.",
+    "no-ssd": "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had "
+              "untolerated taint {node-role.kubernetes.io/control-plane: }. no new claims to deallocate, preemption: "
+              "0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+    "needs-the-tainted-node": "0/2 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint "
+                              "{node-role.kubernetes.io/control-plane: }. no new claims to deallocate, preemption: "
+                              "0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption "
+                              "is not helpful for scheduling.",
+}
+"""What kube-scheduler v1.34.1 writes for each pod of the ``refusals`` scenario (quoted in refusals.yaml)."""
+
+SCHEDULER_LEASE = LeaseView("kube-system", "kube-scheduler", holder="pair-control-plane_7f3c2a9e-1b4d-4c8e-9f2a",
+                            renewed=FROZEN - timedelta(seconds=3), duration_seconds=15)
+"""kube-scheduler's leader Lease on a kind cluster: held by ``<node>_<uuid>``, renewed every 2 s, 15 s long."""
 
 
 def frozen_clock() -> datetime:
@@ -32,12 +54,15 @@ class RecordedSource:
     server = "http://127.0.0.1:6443"
     lab = True
 
-    def __init__(self, namespace: str | None = None, read_only: bool = False, *, pods: bool = True) -> None:
+    def __init__(self, namespace: str | None = None, read_only: bool = False, *, pods: bool = True,
+                 scenario: str = "manual-binding", lease: LeaseView | None = SCHEDULER_LEASE) -> None:
         self.namespace = namespace
         self.read_only = read_only
         self.rv = 100
+        self.lease = lease
+        self.lease_reads: list[tuple[str, str]] = []
         self.objects: dict[str, dict[str, dict[str, Any]]] = {"pods": {}, "nodes": {}, "events": {}}
-        for i, manifest in enumerate(load_scenario("manual-binding", now=FROZEN - timedelta(minutes=2))):
+        for i, manifest in enumerate(load_scenario(scenario, now=FROZEN - timedelta(minutes=2))):
             kind = {"Pod": "pods", "Node": "nodes"}.get(manifest["kind"])
             if kind is None or (kind == "pods" and not pods):
                 continue
@@ -47,9 +72,36 @@ class RecordedSource:
                         creationTimestamp=CREATED)
             if kind == "pods":
                 obj.setdefault("spec", {}).setdefault("schedulerName", "default-scheduler")
-                obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+                obj.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
+                if meta["name"] in REFUSALS:
+                    self._refuse(obj, REFUSALS[meta["name"]])
             self.objects[kind][f"{meta.get('namespace', '')}/{meta['name']}"] = obj
         self.queues: dict[str, asyncio.Queue[Delta]] = {kind: asyncio.Queue() for kind in self.objects}
+
+    def _refuse(self, pod: dict[str, Any], message: str) -> None:
+        """What kube-scheduler leaves on a pod it cannot place: the PodScheduled condition and a FailedScheduling
+        event from its events/v1 recorder, repeated four times (a series)."""
+        pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                                        "lastTransitionTime": "2026-11-29T09:28:30Z", "reason": "Unschedulable",
+                                        "message": message}]
+        meta = pod["metadata"]
+        name = f"{meta['name']}.187c5d2e{len(self.objects['events']):08x}"
+        self.objects["events"][f"{meta['namespace']}/{name}"] = {
+            "metadata": {"name": name, "namespace": meta["namespace"], "uid": f"e0000000-0000-4000-8000-{name[-12:]}",
+                         "resourceVersion": str(self.rv), "creationTimestamp": "2026-11-29T09:28:30Z"},
+            "involvedObject": {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"],
+                               "uid": meta["uid"], "apiVersion": "v1", "resourceVersion": str(self.rv)},
+            "reason": "FailedScheduling", "message": message, "source": {}, "firstTimestamp": None,
+            "lastTimestamp": None, "type": "Warning", "eventTime": REFUSED_AT, "action": "Scheduling",
+            "series": {"count": 4, "lastObservedTime": LAST_REFUSED_AT},
+            "reportingComponent": "default-scheduler", "reportingInstance": "default-scheduler-pair-control-plane"}
+
+    async def read_lease(self, namespace: str, name: str) -> LeaseView:
+        """The recorded Lease for kube-system/kube-scheduler; any other, or none recorded: not found."""
+        self.lease_reads.append((namespace, name))
+        if self.lease is not None and (namespace, name) == (self.lease.namespace, self.lease.name):
+            return self.lease
+        return LeaseView.unreadable(namespace, name, "not found")
 
     async def stream(self, kind: str) -> AsyncIterator[Delta]:
         yield WatchState(kind, "connecting")

@@ -1,4 +1,5 @@
-"""SVG snapshots of the TUI at 120x40 (start, after the 201, after the 409) and at 80x24, with a frozen clock.
+"""SVG snapshots of the TUI at 120x40 (start, after the 201, after the 409, the Why pane of a refused pod) and at
+80x24, with a frozen clock.
 
 The app runs over a recorded Source (tests/ui/fakes.py) so every run renders the same screen.
 """
@@ -24,8 +25,8 @@ def utc_local_time(monkeypatch):
     time.tzset()
 
 
-def make_app() -> ObservatoryApp:
-    return ObservatoryApp(RecordedSource(), clock=frozen_clock, refresh_interval=0.05)
+def make_app(scenario: str = "manual-binding") -> ObservatoryApp:
+    return ObservatoryApp(RecordedSource(scenario=scenario), clock=frozen_clock, refresh_interval=0.05)
 
 
 async def until(pilot, check, timeout: float = 10.0) -> None:
@@ -40,6 +41,15 @@ async def select_manual(pilot) -> None:
     await until(pilot, lambda: "sched-lab/manual" in app.query_one("#pending").rows)
     app.query_one("#pending").select("sched-lab/manual")
     await until(pilot, lambda: app.selected == "sched-lab/manual" and app.state.timeline("sched-lab/manual"))
+
+
+async def select_refused(pilot) -> None:
+    """The refusals scenario's too-much-cpu, refused by kube-scheduler (recorded), with its node-fit preview."""
+    app = pilot.app
+    await until(pilot, lambda: "sched-lab/too-much-cpu" in app.query_one("#pending").rows)
+    app.query_one("#pending").select("sched-lab/too-much-cpu")
+    await until(pilot, lambda: app.selected == "sched-lab/too-much-cpu"
+                and app.query_one("#why").fit_text("pair-worker"))
 
 
 async def bind_worker(pilot) -> None:
@@ -66,6 +76,10 @@ def test_after_201_120x40(snap_compare):
 
 def test_after_409_120x40(snap_compare):
     assert snap_compare(make_app(), terminal_size=(120, 40), run_before=bind_twice)
+
+
+def test_why_refused_120x40(snap_compare):
+    assert snap_compare(make_app("refusals"), terminal_size=(120, 40), run_before=select_refused)
 
 
 def test_start_80x24(snap_compare):

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 NON_UI = ["observatory.lab.server", "observatory.lab.api", "observatory.kube", "observatory.model",
-          "observatory.scheduling", "observatory.settings", "observatory.cli"]
+          "observatory.scheduling", "observatory.settings", "observatory.cli", "observatory.why",
+          "observatory.lessons", "observatory.recorder", "observatory.replay", "observatory.classroom"]
 
 
 @pytest.mark.parametrize("module", NON_UI)

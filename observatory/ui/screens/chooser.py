@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
+
+Prompt = str | Text
+"""What an option or a subtitle shows: plain or styled text."""
 
 
 class ChooserScreen(ModalScreen[str | None]):
@@ -17,19 +21,25 @@ class ChooserScreen(ModalScreen[str | None]):
                 Binding("down", "move(1)", "Next", show=False, id="chooser-next"),
                 Binding("up", "move(-1)", "Previous", show=False, id="chooser-previous")]
 
-    def __init__(self, title: str, options: list[tuple[str, str]], placeholder: str = "type to filter", *,
-                 free_text: bool = False) -> None:
-        """``options`` are (id, label) pairs, shown in the given order. With ``free_text``, Enter on text that
-        matches no option chooses the text itself (a namespace nobody has listed yet)."""
+    def __init__(self, title: str, options: list[tuple[str, Prompt]], placeholder: str = "type to filter", *,
+                 free_text: bool = False, subtitle: Prompt = "", free_text_hint: str = "(not listed: use it anyway)"
+                 ) -> None:
+        """``options`` are (id, label) pairs, shown in the given order; typing filters them by id. With
+        ``free_text``, typed text that is no option's id is offered as one more option, labelled with
+        ``free_text_hint`` (a namespace nobody has listed yet, a node that does not exist)."""
         super().__init__()
         self.free_text = free_text
+        self.free_text_hint = free_text_hint
         self.title_text = title
+        self.subtitle = subtitle
         self.options = options
         self.placeholder = placeholder
 
     def compose(self) -> ComposeResult:
         with Vertical(id="chooser"):
             yield Label(self.title_text, id="chooser-title")
+            if self.subtitle:
+                yield Label(self.subtitle, id="chooser-subtitle")
             yield Input(placeholder=self.placeholder, id="chooser-filter")
             yield OptionList(*[Option(label, id=oid) for oid, label in self.options], id="chooser-options")
 
@@ -40,11 +50,18 @@ class ChooserScreen(ModalScreen[str | None]):
             options.highlighted = 0
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        text = event.value.strip().lower()
+        typed = event.value.strip()
+        text = typed.lower()
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options([Option(label, id=oid) for oid, label in self.options
-                             if text in oid.lower() or text in label.lower()])
+        matching = [(oid, label) for oid, label in self.options if text in oid.lower()]
+        # An exact name first, so typing a whole name that is also part of another picks the one typed.
+        matching.sort(key=lambda option: option[0] != typed)
+        options.add_options([Option(label, id=oid) for oid, label in matching])
+        if self.free_text and typed and all(oid != typed for oid, _ in matching):
+            hint = Text(typed, style="bold")
+            hint.append(f"  {self.free_text_hint}", style="italic")
+            options.add_option(Option(hint, id=typed))
         if options.option_count:
             options.highlighted = 0
 

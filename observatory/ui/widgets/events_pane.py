@@ -7,12 +7,12 @@ from textual.widgets import DataTable
 
 from observatory.model.records import EventView
 from observatory.ui.text import clock_time
-from observatory.ui.widgets.keyed_rows import sync_rows
+from observatory.ui.widgets.keyed_rows import FreshWidths, sync_rows
 
 _COLUMNS = ("time", "type", "reason", "from", "message")
 
 
-class EventsPane(DataTable):
+class EventsPane(FreshWidths, DataTable):
     """Rows keyed by the Event's ``namespace/name``, so a repeat (count or series) updates its row."""
 
     BORDER_TITLE = "Events"

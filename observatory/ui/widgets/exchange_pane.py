@@ -5,17 +5,24 @@ from __future__ import annotations
 from rich.console import Group
 from rich.syntax import Syntax
 from rich.text import Text
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from observatory.model.records import BindingExchange
 
+_STATUS_LINES = 4
+"""The status line and a Status message of up to three lines: what must be in view after a Binding."""
 SHOWN_RESPONSE_HEADERS = ("content-type", "content-length", "date", "audit-id", "cache-control", "warning",
                           "x-kubernetes-pf-flowschema-uid", "x-kubernetes-pf-prioritylevel-uid")
 
 
 def render_exchange(exchange: BindingExchange) -> Group:
     """Request, then response, as the wire had them (credentials were never recorded)."""
+    return Group(render_request(exchange), render_response(exchange))
+
+
+def render_request(exchange: BindingExchange) -> Group:
+    """The request line, its headers and its body."""
     parts: list = []
     request = Text()
     request.append("→ ", style="bold cyan")
@@ -26,9 +33,14 @@ def render_exchange(exchange: BindingExchange) -> Group:
     # The request body exactly as it went on the wire (compact JSON), wrapped to the pane.
     parts.append(Syntax(exchange.request_body.decode("utf-8", "replace"), "json", theme="ansi_dark",
                         background_color="default", word_wrap=True))
+    return Group(*parts)
+
+
+def render_response(exchange: BindingExchange) -> Group:
+    """The status line, the Status message, the shown headers and the body; or why there was no response."""
     if exchange.error:
-        parts.append(Text(f"← no response: {exchange.error}", style="bold red"))
-        return Group(*parts)
+        return Group(Text(f"← no response: {exchange.error}", style="bold red"))
+    parts: list = []
     ok = 200 <= exchange.status < 300
     status = Text()
     status.append("← ", style="bold cyan")
@@ -59,8 +71,16 @@ class ExchangePane(VerticalScroll):
     def add(self, exchange: BindingExchange) -> None:
         for empty in self.query("#exchange-empty"):
             empty.remove()
-        latest = Static(render_exchange(exchange), classes="exchange")
-        self.mount(latest)
+        request = Static(render_request(exchange), classes="exchange-request")
+        response = Static(render_response(exchange), classes="exchange-response")
+        self.mount(Vertical(request, response, classes="exchange"))
         self.border_title = f"HTTP exchange: {exchange.status_line if not exchange.error else 'no response'}"
-        # The newest exchange starts at the top of the pane; earlier ones are above it.
-        self.call_after_refresh(self.scroll_to_widget, latest, animate=False, top=True)
+        self.call_after_refresh(self._show_latest, request, response)
+
+    def _show_latest(self, request: Static, response: Static) -> None:
+        """The newest exchange from its request line when its status line and message fit below; else from its
+        status line (the request is a scroll up). Earlier exchanges are above it."""
+        if request.outer_size.height + _STATUS_LINES <= self.scrollable_content_region.height:
+            self.scroll_to_widget(request, animate=False, top=True)
+        else:
+            self.scroll_to_widget(response, animate=False, top=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from textual.geometry import Size
 from textual.widgets import DataTable
 
 
@@ -26,3 +27,17 @@ def sync_rows(table: DataTable, wanted: Mapping[str, Sequence[object]], columns:
                     table.update_cell(key, column, value, update_width=True)
         else:
             table.add_row(*cells, key=key)
+
+
+class FreshWidths:
+    """For a DataTable subclass: repaint rows that were drawn before their columns were measured.
+
+    Textual 8.2.8's DataTable measures the columns of new rows when idle, but keeps the lines it drew before that
+    with the old widths (its line caches are keyed by an update count that measuring does not change), so a row
+    drawn in between stays cut short ("RELIS" for "RELISTED") until something else changes. When the measured
+    width changes, drop those lines."""
+
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        if old.width != new.width:
+            self.notify_style_update()  # clears the DataTable's render caches
+            self.refresh()

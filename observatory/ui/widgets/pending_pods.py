@@ -1,4 +1,4 @@
-"""Pending pods: every pod whose ``spec.nodeName`` is empty, and for a few seconds the ones just bound."""
+"""Pending pods: every pod with no node yet, or bound and not yet running, and for a few seconds each one just bound."""
 
 from __future__ import annotations
 
@@ -6,33 +6,37 @@ from datetime import datetime
 
 from rich.text import Text
 from textual.message import Message
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 from observatory.model.state import PendingRow
-from observatory.scheduling.fiterror import parse_fit_error, summary
-from observatory.ui.text import age
-from observatory.ui.widgets.keyed_rows import sync_rows
-
+from observatory.ui.text import STATE_STYLE, age
+from observatory.ui.widgets.keyed_rows import FreshWidths, sync_rows
 
 _COLUMNS = ("pod", "age", "state", "scheduler")
 
 
-def _cells(row: PendingRow, now: datetime) -> tuple:
-    """POD, AGE, STATE (why it is pending, FailedScheduling texts summarised), SCHEDULER (non-default in yellow)."""
-    pod = row.pod
+def state_text(row: PendingRow) -> Text:
+    """The STATE cell: ``→ node`` for a pod just bound, else the diagnosis headline in its state's colour. The style
+    is a span, so a cell whose colour alone changes still compares unequal and is repainted."""
     if row.bound_to:
-        state = Text(f"→ {row.bound_to}", style="bold green")
-    elif row.state.startswith("FailedScheduling: "):
-        state = Text(summary(parse_fit_error(row.state.removeprefix("FailedScheduling: "))), style="red")
-    elif row.state.startswith("SchedulerError"):
-        state = Text(row.state, style="red")
+        text, style = f"→ {row.bound_to}", "bold green"
     else:
-        state = Text(row.state, style="yellow" if row.state == "no scheduler has looked" else "")
-    scheduler = Text(pod.scheduler_name, style="" if row.default_scheduler else "bold yellow")
-    return (pod.key, age(pod.created, now), state, scheduler)
+        text, style = row.diagnosis.headline, STATE_STYLE.get(row.diagnosis.state, "")
+    out = Text(text)
+    out.stylize(style)
+    return out
 
 
-class PendingPodsPane(DataTable):
+def _cells(row: PendingRow, now: datetime) -> tuple:
+    """POD, AGE, STATE (why it is pending, in a few words), SCHEDULER (non-default in yellow)."""
+    pod = row.pod
+    scheduler = Text(pod.scheduler_name)
+    scheduler.stylize("" if row.default_scheduler else "bold yellow")
+    return (pod.key, age(pod.created, now), state_text(row), scheduler)
+
+
+class PendingPodsPane(FreshWidths, DataTable):
     """Rows keyed by ``namespace/name``; the highlighted row is the selected pod."""
 
     BORDER_TITLE = "Pending pods"
@@ -53,19 +57,28 @@ class PendingPodsPane(DataTable):
     def show(self, rows: list[PendingRow], now: datetime, filter_text: str = "", selected: str | None = None) -> None:
         """Update the table in place by row key: add, change and remove rows, never rebuild for churn.
 
-        The selected pod keeps its row while selected, and the cursor stays on it, so the selection never jumps
-        to another pod when the list changes."""
+        The selected pod (``selected``: None once it is deleted) keeps its row while selected, even after it stops
+        being pending, and the cursor stays on the pod under it, so the selection never jumps to another pod when
+        the list changes. The cursor decides which pod that is: the app learns of a move by a queued message, so
+        its ``selected`` may still name the pod before, and following it would undo the move."""
+        current = self._cursor_key() or selected
         wanted = {}
         for row in rows:
             if filter_text and filter_text not in row.pod.key:
                 continue
             wanted[row.pod.key] = _cells(row, now)
-        if selected and not filter_text and selected not in wanted and selected in self.rows:
-            wanted[selected] = tuple(self.get_row(selected))  # left the list while selected: keep it in view
+        if current and current == selected and not filter_text and current not in wanted and current in self.rows:
+            wanted[current] = tuple(self.get_row(current))  # left the list while selected: keep it in view
         with self.app.batch_update():
             sync_rows(self, wanted, _COLUMNS)
-            if selected in self.rows and self.cursor_row != self.get_row_index(selected):
-                self.move_cursor(row=self.get_row_index(selected), animate=False)
+            if current in self.rows and self.cursor_row != self.get_row_index(current):
+                self.move_cursor(row=self.get_row_index(current), animate=False)
+
+    def _cursor_key(self) -> str | None:
+        """The key of the row under the cursor, None when the table is empty."""
+        if not self.row_count or not 0 <= self.cursor_row < self.row_count:
+            return None
+        return self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0)).row_key.value
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value is not None:  # None: the list is empty

@@ -7,9 +7,10 @@ from textual.widgets import DataTable
 
 from observatory.model.records import TimelineFrame
 from observatory.ui.text import clock_time
+from observatory.ui.widgets.keyed_rows import FreshWidths
 
 
-class TimelinePane(DataTable):
+class TimelinePane(FreshWidths, DataTable):
     """One row per frame, oldest first, with its resourceVersion and local receipt time."""
 
     BORDER_TITLE = "nodeName timeline"
