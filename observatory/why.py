@@ -268,8 +268,9 @@ def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:
         para("Node:", d.node)
     if d.nominated_node:
         para("Nominated node:", d.nominated_node)
-    state = d.headline if d.headline.lower().startswith(d.title.lower()) else f"{d.title}: {d.headline}"
-    para("State:", f"{state} ({d.state})")
+    para("State:", d.title)
+    if d.headline.lower() != d.title.lower():
+        para("", d.headline)
     console.print()
     for line in d.explanation:
         stripped = line.lstrip(" ")

@@ -45,7 +45,7 @@ class LabError(Exception):
 
 
 def apply_manifests(registry: Registry, manifests: list[dict[str, Any]], source: str) -> None:
-    """Create each manifest through the registry, as ``kubectl create`` would; node status is kept as given.
+    """Create each manifest through the registry, as ``kubectl create`` would; node and pod status is kept as given.
 
     Raises LabError naming ``source`` and the object when the API refuses one.
     """
@@ -58,9 +58,12 @@ def apply_manifests(registry: Registry, manifests: list[dict[str, Any]], source:
         namespace = (manifest.get("metadata") or {}).get("namespace", "default") if rt.namespaced else ""
         try:
             created = registry.create(rt, namespace, manifest)
-            if rt.name == "nodes" and manifest.get("status"):
+            # Create ignores status, as the API server does; a scenario's recorded status (a node's conditions, a
+            # pod that is Running, Completed or crash-looping) is then written through /status, as its controller
+            # or kubelet would have.
+            if rt.name in ("nodes", "pods") and manifest.get("status"):
                 status = _stamp_times(manifest["status"])
-                registry.update_status(rt, "", created["metadata"]["name"], {"metadata": {}, "status": status})
+                registry.update_status(rt, namespace, created["metadata"]["name"], {"metadata": {}, "status": status})
         except errors.StatusError as exc:
             raise LabError(f"{source}: {manifest.get('kind')} {name}: {exc.message}") from None
         except Exception as exc:  # noqa: BLE001 - a malformed manifest is the author's to fix, never a traceback
@@ -69,7 +72,7 @@ def apply_manifests(registry: Registry, manifests: list[dict[str, Any]], source:
 
 
 def _stamp_times(status: dict[str, Any]) -> dict[str, Any]:
-    """Node conditions get the current time where a scenario leaves the heartbeat/transition times out."""
+    """Conditions get the current time where a scenario leaves the heartbeat/transition times out."""
     now = now_rfc3339()
     conditions = []
     for cond in status.get("conditions") or []:

@@ -80,7 +80,7 @@ class Diagnosis:
     ``schedulers_seen`` are scheduler names seen emitting Scheduled/FailedScheduling events, sorted; ``lease`` the
     ``kube-system/kube-scheduler`` Lease as read (None when not asked). ``refusal`` is the parse of ``raw_message``
     (the PodScheduled condition's message, else the latest FailedScheduling event's), ``refused_by`` the scheduler
-    that sent that event, ``refusals`` how many times it was reported."""
+    that sent that event, ``refusals`` how many times it was reported and ``refused_at`` when last (aware UTC)."""
 
     pod: str
     state: str
@@ -93,6 +93,7 @@ class Diagnosis:
     refusal: FitErrorParse | None = None
     refused_by: str = ""
     refusals: int = 0
+    refused_at: datetime | None = None
     raw_message: str = ""
     gates: tuple[str, ...] = ()
     node: str = ""
@@ -119,7 +120,8 @@ class Diagnosis:
                                                "detail": {"resource": "cpu"}}],
                                   "preemption": {"raw": "...", "total": 3, "reasons": [...]} | null,
                                   "truncated": false, "countsExceedTotal": false, "special": null,
-                                  "reportedBy": "default-scheduler", "count": 4} | null}
+                                  "reportedBy": "default-scheduler", "count": 4,
+                                  "lastSeen": "RFC 3339" | null} | null}
         """
         lease = self.lease.to_json() if self.lease is not None else None
         failed = None
@@ -131,11 +133,16 @@ class Diagnosis:
                           "raw": r.preemption.raw, "total": r.preemption.total,
                           "reasons": [_reason_json(x) for x in r.preemption.reasons]},
                       "truncated": r.truncated, "countsExceedTotal": r.counts_exceed_total, "special": r.special,
-                      "reportedBy": self.refused_by, "count": self.refusals}
+                      "reportedBy": self.refused_by, "count": self.refusals,
+                      "lastSeen": _rfc3339(self.refused_at)}
         return {"state": self.state, "title": self.title, "headline": self.headline,
                 "explanation": list(self.explanation), "likely": self.likely, "schedulerName": self.scheduler_name,
                 "schedulersSeen": list(self.schedulers_seen), "lease": lease, "gates": list(self.gates),
                 "nodeName": self.node, "nominatedNodeName": self.nominated_node, "failedScheduling": failed}
+
+
+def _rfc3339(at: datetime | None) -> str | None:
+    return at.isoformat().replace("+00:00", "Z") if at is not None else None
 
 
 def _reason_json(r: Any) -> dict[str, Any]:
@@ -264,7 +271,8 @@ def diagnose(pod: PodView, events: Iterable[EventView], nodes: Mapping[str, Node
     if refusal is not None:
         refusal_fields = {"refusal": refusal, "raw_message": refusal_message,
                           "refused_by": failed.source if failed is not None else "",
-                          "refusals": failed.count if failed is not None else 0}
+                          "refusals": failed.count if failed is not None else 0,
+                          "refused_at": failed.time if failed is not None else None}
 
     if pod.nominated_node:
         lines = [f"status.nominatedNodeName is {pod.nominated_node}: the scheduler is evicting lower-priority pods "
@@ -286,7 +294,7 @@ def diagnose(pod: PodView, events: Iterable[EventView], nodes: Mapping[str, Node
             times = (f", {failed.count} times" if failed.count > 1 else "") + f", last {_ago(failed.time, now)}"
         lines = [f"{who} refused it{times}:", *_refusal_lines(refusal)]
         return Diagnosis(state=REFUSED, headline=summary(refusal), explanation=tuple(lines),
-                         likely="no node passes the scheduler's filters; see the node-fit preview.",
+                         likely="no node passes the scheduler's filters; the node fit shows each node's reason.",
                          **base, **refusal_fields)
     if scheduled is not None:
         return Diagnosis(state=SCHEDULED, headline=f"Scheduled: {scheduled.message}",

@@ -238,13 +238,14 @@ def _explain(verdict: NodeVerdict, info: PodInfo, node: NodeView | None, labels:
     return why
 
 
-def _notes(node: NodeView | None) -> tuple[str, ...]:
+def _notes(node: NodeView | None, plugin: str | None = None) -> tuple[str, ...]:
+    """NotReady and cordoned, unless the rejection already says it (NodeUnschedulable is the cordon)."""
     if node is None:
         return ()
     notes = []
     if node.ready != "True":
         notes.append("NotReady" if node.has_ready_condition else "no Ready condition")
-    if node.unschedulable:
+    if node.unschedulable and plugin != "NodeUnschedulable":
         notes.append("cordoned")
     return tuple(notes)
 
@@ -276,7 +277,7 @@ def fit_preview(pod: PodView, info: PodInfo, index: FitIndex, nodes: Mapping[str
         node_info = snapshot.get(name)
         labels = node_info.labels if node_info is not None else {}
         why = () if verdict.feasible else tuple(_explain(verdict, unbound, node, labels))
-        out.append(NodeFit(name, verdict.feasible, verdict.plugin, verdict.reasons, why, _notes(node),
+        out.append(NodeFit(name, verdict.feasible, verdict.plugin, verdict.reasons, why, _notes(node, verdict.plugin),
                            tuple((r.resource, r.requested, r.used, r.allocatable) for r in verdict.resources)))
     return FitPreview(pod.key, "observatory", OBSERVATORY_PREDICTION, tuple(out), scope)
 
@@ -310,14 +311,16 @@ def simulator_preview(pod: PodView, nodes: Mapping[str, NodeView]) -> FitPreview
 # -- warnings before a bind ---------------------------------------------------------------------------------------
 
 def bind_warnings(pod_key: str, pod: PodView | None, node_name: str, node: NodeView | None,
-                  fit: NodeFit | None, info: PodInfo | None) -> list[str]:
+                  fit: NodeFit | None, info: PodInfo | None, scope: str | None = None) -> list[str]:
     """Why binding ``pod_key`` to ``node_name`` may be refused, or accepted and then go nowhere, in plain words.
 
     Covers what the API server refuses (a pod deleted, already bound, being deleted or gated: ``pods/binding``
     answers 404 or 409/400) and what it accepts but the cluster will not act on (a missing, NotReady or cordoned
     node, an untolerated NoSchedule/NoExecute taint, a nodeSelector/affinity mismatch or a resource shortfall,
     which the kubelet's admission rejects). ``fit`` is the node's verdict from :func:`fit_preview`; ``info`` the
-    pod's PodInfo. An empty list means nothing stands in the way."""
+    pod's PodInfo; ``scope`` the only namespace watched, if any (then a node that seems to have room may not).
+    When the API server will refuse the Binding, only those reasons are given. An empty list means nothing stands
+    in the way."""
     warnings = []
     if pod is None:
         warnings.append(f"{pod_key} no longer exists: the API server will answer 404 Not Found")
@@ -328,6 +331,8 @@ def bind_warnings(pod_key: str, pod: PodView | None, node_name: str, node: NodeV
             warnings.append("the pod is being deleted: the API server will refuse")
         if pod.gates:
             warnings.append(f"the pod has scheduling gates ({', '.join(pod.gates)}): the API server will refuse")
+    if warnings:
+        return warnings  # the API server refuses the Binding: what the node would do never comes into play
     if node is None:
         warnings.append(f"node {node_name} does not exist: the binding succeeds, then pod GC deletes the pod")
         return warnings
@@ -358,4 +363,8 @@ def bind_warnings(pod_key: str, pod: PodView | None, node_name: str, node: NodeV
         if short:
             warnings.append(f"node {node_name} lacks {', '.join(short)}: the API server accepts the binding, the "
                             "kubelet will reject the pod")
+        elif scope:
+            warnings.append(f"only {scope}'s pods are counted on node {node_name} (observatory watches that "
+                            "namespace): pods of other namespaces may leave no room, and the kubelet would reject "
+                            "the pod; observatory why counts every namespace")
     return warnings

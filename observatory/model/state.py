@@ -400,11 +400,12 @@ class ClusterState:
             return None
         return fit_preview(pod, info, self._fit, self._nodes, scope)
 
-    def bind_warnings(self, pod_key: str, node: str) -> list[str]:
-        """What stands in the way of binding ``pod_key`` to ``node`` (see :func:`~.fit.bind_warnings`)."""
-        preview = self.fit(pod_key)
+    def bind_warnings(self, pod_key: str, node: str, scope: str | None = None) -> list[str]:
+        """What stands in the way of binding ``pod_key`` to ``node`` (see :func:`~.fit.bind_warnings`); ``scope``
+        is the only namespace watched, if any."""
+        preview = self.fit(pod_key, scope)
         return bind_warnings(pod_key, self._pods.get(pod_key), node, self._nodes.get(node),
-                             preview.get(node) if preview is not None else None, self._fit.info(pod_key))
+                             preview.get(node) if preview is not None else None, self._fit.info(pod_key), scope)
 
     def events_for(self, pod_key: str | None) -> list[EventView]:
         """The events of one pod (``"namespace/name"``), or with None those of every pending row's pod; sorted by

@@ -101,6 +101,7 @@ def test_refused_from_the_condition_with_buckets_counts_over_n_and_the_preemptio
     assert [(r["count"], r["kind"]) for r in failed["reasons"]] == [(1, "taint"), (2, "insufficient"),
                                                                    (2, "insufficient")]
     assert failed["preemption"]["total"] == 3
+    assert failed["lastSeen"] == "2026-11-29T09:59:55Z"  # the event's time, absolute
 
 
 def test_a_truncated_or_unknown_event_message_is_kept_verbatim():

@@ -55,7 +55,7 @@ def test_each_node_gets_the_first_rejecting_filter_and_its_numbers():
     assert OBSERVATORY_PREDICTION == "observatory's prediction from cached objects"
     got = {n.node: (n.fits, n.filter, n.why, n.notes) for n in preview.nodes}
     assert got == {
-        "cordoned": (False, "NodeUnschedulable", ("cordoned (spec.unschedulable)",), ("cordoned",)),
+        "cordoned": (False, "NodeUnschedulable", ("cordoned (spec.unschedulable)",), ()),  # said once, not twice
         "down": (True, None, (), ("NotReady",)),
         "hdd": (True, None, (), ()),
         "small": (False, "NodeResourcesFit", ("cpu: requests 1, free 500m of 2 (1500m in use)",), ()),
@@ -163,3 +163,18 @@ def test_bind_warnings_name_taints_resources_and_selector():
     assert state.bind_warnings("default/t", "tainted") == []
     assert state.bind_warnings("default/gone", "small") == [
         "default/gone no longer exists: the API server will answer 404 Not Found"]
+
+
+def test_when_the_api_server_will_refuse_node_side_warnings_are_left_out():
+    state = state_with(CLUSTER, [pod("g", cpu="100", schedulingGates=[{"name": "example.com/quota"}])])
+    assert state.bind_warnings("default/g", "small") == [
+        "the pod has scheduling gates (example.com/quota): the API server will refuse"]
+
+
+def test_a_namespace_scoped_view_says_other_namespaces_are_not_counted():
+    state = state_with([node("small")], [pod("p")])
+    assert state.fit("default/p", scope="default").scope == "default"
+    assert state.bind_warnings("default/p", "small", scope="default") == [
+        "only default's pods are counted on node small (observatory watches that namespace): pods of other "
+        "namespaces may leave no room, and the kubelet would reject the pod; observatory why counts every namespace"]
+    assert state.bind_warnings("default/p", "small") == []
