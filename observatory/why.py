@@ -43,6 +43,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import sys
 import tempfile
 import textwrap
@@ -242,6 +243,16 @@ def _lease_text(lease: LeaseView | None, now: datetime) -> str:
     return f"{lease.key} held by {lease.holder} ({_ago(lease.renewed, now)}{live})"
 
 
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def safe(text: str) -> str:
+    """``text`` with control characters (escape sequences, NUL, C1) and bidi overrides shown as ``\\xNN`` /
+    ``\\uNNNN``: anyone who can create an Event must not be able to drive the reader's terminal."""
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                       else f"\\u{ord(m.group()):04x}", text)
+
+
 def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:
     """Write the report for a person to ``out``: the pod, its state and explanation, the scheduler's message
     verbatim, the schedulers seen and kube-scheduler's Lease, then the node-fit table, wrapped to the terminal
@@ -260,7 +271,7 @@ def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:
         lines = textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * indent,
                               break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
         for line in lines:
-            console.print(Text(line), overflow="fold")
+            console.print(Text(safe(line)), overflow="fold")
 
     para("Pod:", why.pod)
     para("schedulerName:", d.scheduler_name)
@@ -292,7 +303,7 @@ def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:
     para("Scheduler Lease:", _lease_text(why.lease, now))
     console.print()
     fit = why.fit
-    console.print(Text(f"Node fit ({fit.label})"))
+    console.print(Text(safe(f"Node fit ({fit.label})")))
     if fit.scope:
         para("", f"Only pods in namespace {fit.scope} were counted on the nodes: free resources may be overstated.",
              indent=2)
@@ -306,7 +317,8 @@ def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:
         table.add_column("WHY", overflow="fold", ratio=1, min_width=20)
         for n in fit.nodes:
             why_text = "; ".join((*n.why, *n.notes))
-            table.add_row(Text(n.node), Text("yes" if n.fits else "no"), Text(n.filter or "-"), Text(why_text))
+            table.add_row(Text(safe(n.node)), Text("yes" if n.fits else "no"), Text(safe(n.filter or "-")),
+                          Text(safe(why_text)))
         with console.capture() as capture:
             console.print(table)
         out.write("".join(line.rstrip() + "\n" for line in capture.get().splitlines()))

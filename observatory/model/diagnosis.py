@@ -274,7 +274,7 @@ def diagnose(pod: PodView, events: Iterable[EventView], nodes: Mapping[str, Node
                           "refusals": failed.count if failed is not None else 0,
                           "refused_at": failed.time if failed is not None else None}
 
-    if pod.nominated_node:
+    if pod.nominated_node and (pod.nominated_node in nodes or not nodes):
         lines = [f"status.nominatedNodeName is {pod.nominated_node}: the scheduler is evicting lower-priority pods "
                  "there and will place this pod when they are gone."]
         if refusal is not None:

@@ -305,6 +305,8 @@ def simulator_preview(pod: PodView, nodes: Mapping[str, NodeView]) -> FitPreview
         else:
             plugin, result = failed
             out.append(NodeFit(name, False, str(plugin), (text(result),), (text(result),), tuple(notes)))
+    if not out:
+        return None  # nothing usable (no node was an object of plugin results): the prediction instead
     return FitPreview(pod.key, "kube-scheduler-simulator", SIMULATOR_RESULT, tuple(out))
 
 

@@ -381,3 +381,14 @@ async def test_another_error_answer_is_printed_as_kubectl_does(tmp_path):
         await runner.cleanup()
     assert (code, out, err) == (1, "", "Error from server (InternalError): Internal error occurred: etcdserver: "
                                        "request timed out\n")
+
+
+def test_text_output_never_passes_terminal_control_sequences_through():
+    """Break-it finding: an Event message with ESC sequences, NUL or a bidi override reached the terminal as is."""
+    from observatory.why import safe
+
+    hostile = "0/2 nodes are available: 1 Insufficient \u202e\x00cpu\x1b[31mRED\x1b[0m."
+    cleaned = safe(hostile)
+    assert "\x1b" not in cleaned and "\x00" not in cleaned and "\u202e" not in cleaned
+    assert cleaned == "0/2 nodes are available: 1 Insufficient \\u202e\\x00cpu\\x1b[31mRED\\x1b[0m."
+    assert safe("tabs\tand plain text stay") == "tabs\tand plain text stay"

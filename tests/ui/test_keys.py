@@ -88,3 +88,31 @@ async def test_q_quits():
         await select_manual(pilot)
         await pilot.press("q")
         await until(pilot, lambda: not app.is_running)
+
+
+async def test_a_fast_double_enter_in_the_chooser_does_not_pop_the_screen_below():
+    """Break-it finding: ``b Down Enter Enter`` typed faster than the chooser closes crashed the app
+    (ScreenStackError) or silently closed the warning that followed."""
+    from observatory.ui.screens.chooser import ChooserScreen
+    from observatory.ui.screens.confirm import ConfirmScreen
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await select_manual(pilot)
+        await pilot.press("b")
+        await until(pilot, lambda: isinstance(app.screen, ChooserScreen))
+        chooser = app.screen
+        await pilot.press("down", "enter", "enter")
+        await pilot.pause(0.2)
+        assert app.is_running and chooser not in app.screen_stack
+        # The second Enter reached the warning (the chosen node is refused for a bound pod) or nothing: the
+        # warning, if any, is still there to be answered.
+        assert len(app.screen_stack) >= 1
+        if isinstance(app.screen, ConfirmScreen):
+            await pilot.press("n")
+        first = ChooserScreen("pick", [("a", "a")])
+        await app.push_screen(first)
+        first.dismiss("a")
+        assert first.dismiss("a") is None  # ignored: already dismissing
+        await pilot.pause(0.1)
+        assert app.is_running and len(app.screen_stack) == 1

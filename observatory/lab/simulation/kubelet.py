@@ -101,13 +101,29 @@ class Kubelets:
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._images: dict[str, set[str]] = {}
         self._admitted: set[tuple[str, str]] = set()
+        self._on_nodes: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}  # node -> pods bound there
 
     # -- informer callbacks ----------------------------------------------------------------------------------------
 
     def start(self) -> None:
         self.nodes.start()
-        for pod in self.pods.start():
+        pods = self.pods.start()
+        for pod in pods:
+            self._index(pod, None, deleted=False)
+        for pod in pods:
             self._consider(pod)
+
+    def _index(self, pod: dict[str, Any], old: dict[str, Any] | None, *, deleted: bool) -> None:
+        """Pods by node, so admission looks at one node's pods, not the cluster's."""
+        meta = pod["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        for previous in (old, pod):
+            node = ((previous or {}).get("spec") or {}).get("nodeName")
+            if node and node in self._on_nodes:
+                self._on_nodes[node].pop(key, None)
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and not deleted:
+            self._on_nodes.setdefault(node, {})[key] = pod
 
     async def run(self) -> None:
         self.start()
@@ -118,6 +134,7 @@ class Kubelets:
                 task.cancel()
 
     def _on_pod(self, type_: str, pod: dict[str, Any], old: dict[str, Any] | None) -> None:
+        self._index(pod, old, deleted=type_ == "DELETED")
         if type_ != "DELETED":
             self._consider(pod)
         else:
@@ -182,7 +199,7 @@ class Kubelets:
         """``canAdmitPod`` against the pods this node already admitted; a rejected pod fails (``rejectPod``)."""
         name = node["metadata"]["name"]
         info = NodeInfo.from_node(node)
-        for other in self.pods.cache.values():
+        for other in self._on_nodes.get(name, {}).values():
             meta = other["metadata"]
             other_key = (meta.get("namespace", ""), meta["name"])
             if (other_key != key and (other.get("spec") or {}).get("nodeName") == name and not is_terminal(other)

@@ -29,8 +29,8 @@ class PodGC:
     def __init__(self, registry: Registry, settings: LabSettings) -> None:
         self.registry = registry
         self.settings = settings
-        self.pods = Informer(registry.store, "pods", self._on_change)
-        self.nodes = Informer(registry.store, "nodes", self._on_change)
+        self.pods = Informer(registry.store, "pods", self._on_pod)
+        self.nodes = Informer(registry.store, "nodes", self._on_node)
         self._pending: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     async def run(self) -> None:
@@ -43,19 +43,30 @@ class PodGC:
             for task in self._pending.values():
                 task.cancel()
 
-    def _on_change(self, type_: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        self._sweep()
+    def _on_pod(self, type_: str, pod: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """A changed pod is checked alone (a sweep per pod change is quadratic at scale)."""
+        if type_ != "DELETED":
+            meta = pod.get("metadata") or {}
+            self._check((meta.get("namespace", ""), meta.get("name", "")), pod)
+
+    def _on_node(self, type_: str, node: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """Only a node going away can orphan pods that were fine."""
+        if type_ == "DELETED":
+            self._sweep()
 
     def _orphaned(self, pod: dict[str, Any]) -> bool:
         node = (pod.get("spec") or {}).get("nodeName")
         return bool(node) and ("", node) not in self.nodes.cache
 
     def _sweep(self) -> None:
-        for key, pod in self.pods.cache.items():
-            if key not in self._pending and self._orphaned(pod):
-                task = asyncio.get_running_loop().create_task(self._collect(key))
-                self._pending[key] = task
-                task.add_done_callback(lambda t, k=key: self._pending.pop(k, None))
+        for key, pod in list(self.pods.cache.items()):
+            self._check(key, pod)
+
+    def _check(self, key: tuple[str, str], pod: dict[str, Any]) -> None:
+        if key not in self._pending and self._orphaned(pod):
+            task = asyncio.get_running_loop().create_task(self._collect(key))
+            self._pending[key] = task
+            task.add_done_callback(lambda t, k=key: self._pending.pop(k, None))
 
     async def _collect(self, key: tuple[str, str]) -> None:
         await asyncio.sleep(self.settings.podgc_quarantine)

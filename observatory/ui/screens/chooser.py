@@ -6,7 +6,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+
+from observatory.ui.screens.once import OnceModal
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
@@ -14,7 +15,7 @@ Prompt = str | Text
 """What an option or a subtitle shows: plain or styled text."""
 
 
-class ChooserScreen(ModalScreen[str | None]):
+class ChooserScreen(OnceModal[str | None]):
     """Type to filter, arrows to move, Enter to choose, Esc to cancel. Dismisses with the chosen id or None."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="chooser-cancel"),

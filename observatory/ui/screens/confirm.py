@@ -5,11 +5,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+
+from observatory.ui.screens.once import OnceModal
 from textual.widgets import Label
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(OnceModal[bool]):
     """Shows the warnings and waits for y / n."""
 
     BINDINGS = [Binding("y", "answer(True)", "Send anyway", id="confirm-yes"),

@@ -6,11 +6,12 @@ from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+
+from observatory.ui.screens.once import OnceModal
 from textual.widgets import Static
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(OnceModal[None]):
     """A table of keys, actions and binding ids; any of Esc, q or ? closes it."""
 
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close", id="help-close")]

@@ -5,13 +5,14 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+
+from observatory.ui.screens.once import OnceModal
 from textual.widgets import Label, TextArea
 
 NO_MESSAGE = "No scheduler message for this pod."
 
 
-class RawMessageScreen(ModalScreen[None]):
+class RawMessageScreen(OnceModal[None]):
     """The full text of a FailedScheduling message (or PodScheduled condition message); Esc closes."""
 
     BINDINGS = [Binding("escape", "close", "Close", id="raw-message-close")]

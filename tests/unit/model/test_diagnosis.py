@@ -161,3 +161,8 @@ def test_lease_liveness():
     assert lease(renewed_ago=14).live(NOW) and not lease(renewed_ago=16).live(NOW)
     assert not lease(holder="").live(NOW)
     assert not LeaseView.unreadable("kube-system", "kube-scheduler", "not found").live(NOW)
+
+
+def test_a_nomination_to_a_node_that_does_not_exist_is_not_preemption_in_progress():
+    d = diagnose(pod(scheduler="nobody", nominated="ghost"), [], NODES, now=NOW)
+    assert d.state == "no-scheduler"

@@ -138,6 +138,9 @@ def test_simulator_annotations_replace_the_prediction():
         ("n2", False, "TaintToleration", ("node(s) had untolerated taint {a: b}",), ())]
     assert state.fit("default/old").source == "kube-scheduler-simulator"
     assert state.fit("default/broken").source == "observatory"  # unreadable annotation: the prediction instead
+    shapeless = pod("shapeless", annotations={"scheduler-simulator/filter-result": '{"n1": "x"}'})
+    state.apply(Upserted("pods", shapeless))
+    assert state.fit("default/shapeless").source == "observatory"  # no node with plugin results: same
 
 
 def test_bind_warnings_name_taints_resources_and_selector():
