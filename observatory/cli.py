@@ -140,6 +140,8 @@ def list_scenarios() -> int:
 
     for info in scenarios.list_scenarios():
         print(f"{info.name:<20} {info.description}")
+    print(f"{'scale:nodes=N,pods=M':<20} A generated cluster of N nodes and M pods in mixed states (Running, Pending, "
+          "Completed, for a scheduler that is not running, gated); add ,seed=S for another one.")
     return 0
 
 
@@ -197,9 +199,11 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
     from observatory.kube.source import ClusterSource
     from observatory.lab.server import LabError, LabServer
     from observatory.ui.app import ObservatoryApp
+    from observatory.ui.themes import theme_problem
 
     lesson, problem = classroom.resolve_lesson(args.lesson)
     problem = problem or (classroom.record_problem(args.record) if args.record else None)
+    problem = problem or theme_problem(settings.ui.theme)
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
@@ -248,6 +252,8 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
             app = ObservatoryApp(source, refresh_interval=settings.ui.refresh_interval,
                                  recent_seconds=settings.ui.recent_seconds, keymap=settings.ui.keymap,
                                  lease_interval=settings.ui.lease_interval,
+                                 theme=settings.ui.theme, keycast=settings.ui.keycast,
+                                 screenshot_dir=settings.ui.screenshot_dir,
                                  **classroom.app_options(ObservatoryApp, lesson=lesson))
             try:
                 await app.run_async()

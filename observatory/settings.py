@@ -6,6 +6,8 @@ the command line and passed down; nothing reads it as a global.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -83,6 +85,20 @@ class UISettings(BaseModel):
 
     keymap: dict[str, str] = {}
     """Key remapping by binding id, e.g. ``{"bind": "B", "quit": "ctrl+q"}`` (``?`` lists the ids)."""
+
+    theme: str = Field("textual-dark", min_length=1)
+    """The display theme at start: ``observatory-projector`` (high contrast, for a projector),
+    ``observatory-colorblind`` (Okabe–Ito colours, no red/green pairs), or any Textual theme (``textual-dark``,
+    ``textual-light``, ``nord`` …); ctrl+p, *Theme*, changes it while running. An unknown name is refused before the
+    screen starts, with the list of names (the names live in ``observatory.ui.themes``, as settings never import
+    the UI)."""
+
+    keycast: bool = False
+    """Show the key-cast overlay at start: the last keys pressed, for viewers of a recording (ctrl+p, *Toggle key-cast
+    overlay*, toggles it)."""
+
+    screenshot_dir: Path = Path(".")
+    """Where ``s`` saves ``observatory-YYYYmmdd-HHMMSS.svg`` screenshots (``~`` is expanded)."""
 
 
 class Settings(BaseSettings):

@@ -3,14 +3,16 @@
 State flows one way: one worker per watched kind applies deltas to :class:`ClusterState`; a short interval flushes
 whatever changed into the panes (a burst of watch events costs one repaint); panes post messages up; the bind runs
 in an exclusive worker and comes back as :class:`~observatory.ui.binding_flow.BindingResponded`. The binding flow
-(:mod:`.binding_flow`) and the Why pane with its Lease and raw message (:mod:`.why_flow`) are mixins of the app.
+(:mod:`.binding_flow`) and the Why pane with its Lease and raw message (:mod:`.why_flow`) are mixins of the app, as
+is teaching (:mod:`.teaching_flow`: equivalent commands, transcript, screenshots, themes, key-cast overlay), lesson
+mode (:mod:`.lesson_flow`) and the keys of a recording and a replay (:mod:`.replay_flow`).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,13 +25,18 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
+from observatory.model.lessons import Lesson
 from observatory.model.records import BindingExchange
 from observatory.model.rows import pending_row
 from observatory.model.state import ClusterState, PendingRow
 from observatory.ui.binding_flow import BindingFlow, BindingResponded
+from observatory.ui.lesson_flow import LessonFlow, make_lesson_run
+from observatory.ui.replay_flow import ReplayFlow
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.help import HelpScreen
 from observatory.ui.source import Source
+from observatory.ui.teaching_flow import TEACHING_BINDINGS, TeachingFlow
+from observatory.ui.themes import DEFAULT_THEME
 from observatory.ui.why_flow import WhyFlow
 from observatory.ui.widgets.events_pane import EventsPane
 from observatory.ui.widgets.exchange_pane import ExchangePane
@@ -66,7 +73,7 @@ def with_selected_row(state: ClusterState, selected: str | None) -> list[Pending
     return rows
 
 
-class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
+class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow, App[None]):
     """The observatory TUI over any :class:`Source`."""
 
     CSS_PATH = [STYLES / "app.tcss"]
@@ -81,7 +88,9 @@ class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
         Binding("tab", "focus_next", "Next pane", show=False, id="next-pane"),
         Binding("shift+tab", "focus_previous", "Previous pane", show=False, id="previous-pane"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
+        Binding("l", "toggle_lesson", "Lesson", id="lesson"),  # lesson mode only (lesson_flow.py)
         Binding("q", "quit", "Quit", id="quit"),
+        *TEACHING_BINDINGS,  # c commands, e transcript, s screenshot (teaching_flow.py); after Quit in the footer
     ]
 
     selected: reactive[str | None] = reactive(None)
@@ -89,7 +98,9 @@ class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
 
     def __init__(self, source: Source, *, clock: Callable[[], datetime] | None = None,
                  refresh_interval: float = 0.1, recent_seconds: float = 10.0, lease_interval: float = 10.0,
-                 keymap: dict[str, str] | None = None) -> None:
+                 keymap: dict[str, str] | None = None, theme: str = DEFAULT_THEME, keycast: bool = False,
+                 screenshot_dir: Path | str = Path("."), lesson: Lesson | None = None,
+                 key_script: AsyncIterator[str] | None = None) -> None:
         super().__init__()
         self.source = source
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -100,6 +111,8 @@ class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
         self._keymap = keymap or {}
         self.exchanges: list[BindingExchange] = []
         self._highlight_until: datetime | None = None
+        self.setup_teaching(theme=theme, keycast=keycast, screenshot_dir=screenshot_dir)
+        self.lesson_run, self.key_script = make_lesson_run(lesson, source), key_script  # lesson_flow, replay_flow
 
     # -- layout ----------------------------------------------------------------------------------------------------
 
@@ -109,6 +122,7 @@ class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
             yield PendingPodsPane(id="pending")
             yield WhyPane(id="why")
             yield NodesPane(id="nodes")
+            yield from self.lesson_panes()  # a column beside these, rows 2-4
             yield ExchangePane(id="exchange")
             yield EventsPane(id="events")
             yield TimelinePane(id="timeline")
@@ -170,6 +184,8 @@ class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
         if dirty & {"pods", "timeline"}:
             self.query_one(TimelinePane).show(self.selected, self.state.timeline(self.selected) if self.selected else [])
         self.show_why(dirty, now)
+        self.show_lesson(dirty, now)
+        self.show_replay_state()
 
     def _show_events(self) -> None:
         title = f"Events: {self.selected}" if self.selected else "Events of pending pods"
@@ -191,6 +207,8 @@ class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "bind" and self.source.read_only:
             return None  # shown, but disabled
+        if action == "toggle_lesson":
+            return self.lesson_run is not None
         return True
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -203,6 +221,8 @@ class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
     # -- scope, filter, help ---------------------------------------------------------------------------------------
 
     def action_choose_namespace(self) -> None:
+        if self.scope_locked(chooser=True):  # a replay keeps the recorded scope (replay_flow.py)
+            return
         known = sorted({pod.namespace for pod in self.state.pods.values()} | {self.source.namespace or "default"})
         options = [(ns, ns) for ns in known]
 
@@ -224,6 +244,8 @@ class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
 
     def rescope(self, namespace: str | None) -> None:
         """Watch pods and events of another namespace (None: all); the relist replaces what was shown."""
+        if self.scope_locked():
+            return
         if self.source.namespace:
             self._home = self.source.namespace
         self.workers.cancel_group(self, "streams")
@@ -259,5 +281,6 @@ class ObservatoryApp(BindingFlow, WhyFlow, App[None]):
         bindings += [Binding("up,down,pageup,pagedown,home,end", "", "move in the focused pane"),
                      Binding("enter", "", "in a chooser: pick the highlighted entry"),
                      Binding("y,n", "", "in a warning: send the Binding anyway / don't"),
-                     Binding("ctrl+p", "", "command palette: maximize the focused pane, change theme, quit")]
+                     Binding("ctrl+p", "", "command palette: maximize the focused pane, change theme, "
+                                                    "toggle the key-cast overlay, quit")]
         self.push_screen(HelpScreen(bindings))

@@ -8,15 +8,19 @@ anyway, because seeing the refusal is part of the lesson.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
 from textual.message import Message
 
+from observatory.model.commands import EquivalentCommands
 from observatory.model.fit import FitPreview, NodeFit
 from observatory.model.records import BindingExchange
 from observatory.model.state import ClusterState
+from observatory.model.transcript import PodSnapshot
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.confirm import ConfirmScreen
 from observatory.ui.widgets.exchange_pane import ExchangePane
@@ -30,11 +34,15 @@ _SHOWN_BY_STATE = frozenset({"NotReady", "cordoned", "no Ready condition"})
 
 
 class BindingResponded(Message):
-    """A Binding exchange finished (any status, or none)."""
+    """A Binding exchange finished (any status, or none). ``before`` is the pod as it was when the Binding was sent
+    (for the transcript); ``commands`` the kubectl and curl that send the same Binding."""
 
-    def __init__(self, exchange: BindingExchange) -> None:
+    def __init__(self, exchange: BindingExchange, before: PodSnapshot | None = None,
+                 commands: EquivalentCommands | None = None) -> None:
         super().__init__()
         self.exchange = exchange
+        self.before = before
+        self.commands = commands
 
 
 def verdict(fit: NodeFit | None) -> Text:
@@ -84,6 +92,7 @@ class BindingFlow:
     source: Source
     selected: str | None
     exchanges: list[BindingExchange]
+    clock: Callable[[], datetime]
 
     def action_bind(self) -> None:
         pod_key = self.selected
@@ -105,7 +114,7 @@ class BindingFlow:
 
     def confirm_and_bind(self, pod_key: str, node: str) -> None:
         """Send at once when nothing stands in the way; else list the warnings and let ``y`` send anyway."""
-        warnings = self.state.bind_warnings(pod_key, node)
+        warnings = self.state.bind_warnings(pod_key, node, self.source.namespace)
         if not warnings:
             self.send_binding(pod_key, node)
             return
@@ -120,13 +129,14 @@ class BindingFlow:
     async def send_binding(self, pod_key: str, node: str) -> None:
         namespace, name = pod_key.split("/", 1)
         pod = self.state.pods.get(pod_key)
+        before = PodSnapshot.take(self.state, pod_key, self.clock(), scope=self.source.namespace)
         exchange = await self.source.bind(namespace, name, node, pod.uid if pod else None)
-        self.post_message(BindingResponded(exchange))
+        self.post_message(BindingResponded(exchange, before, self.source.commands_context().commands(exchange)))
 
     def on_binding_responded(self, message: BindingResponded) -> None:
         self.exchanges.append(message.exchange)
         pane = self.query_one(ExchangePane)
-        pane.add(message.exchange)
+        pane.add(message.exchange, message.commands)
         pane.scroll_visible(animate=False)  # below the fold when the panes stack (narrow terminals)
         self.selected = message.exchange.pod  # the selection stays on the pod and follows it to its node
         self.query_one(PendingPodsPane).select(message.exchange.pod)

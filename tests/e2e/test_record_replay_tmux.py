@@ -1,5 +1,5 @@
 """``observatory --lab --record FILE`` against a token lab in tmux, a bind, quit; the file is a recording without the
-token; then ``observatory replay FILE`` shows the same cluster with no lab running."""
+token; then ``observatory replay FILE`` shows the same cluster with no lab running, the recorded keys pressed again."""
 
 from __future__ import annotations
 
@@ -61,7 +61,10 @@ def test_record_a_token_lab_session_then_replay_it(tmp_path, tmux):
         subprocess.run([tmux, "-L", SOCKET, "new-session", "-d", "-s", session, "-x", "120", "-y", "40",
                         f"env -u COLUMNS -u LINES HOME={tmp_path} TERM=xterm-256color {exe} replay {recording} "
                         "--speed inf"], check=True)
-        screen = wait_for(tmux, session, "sched-lab/manual", "pair-worker", "LAB")
+        # The recorded keys are pressed again (b, worker, Enter): the replay ends on the 201, as the live run did, and
+        # the recorded q does not quit it. Keys pressed before it has finished would mix with the recorded ones.
+        screen = wait_for(tmux, session, "sched-lab/manual", "pair-worker", "LAB", "HTTP exchange: HTTP/1.1 201 Created",
+                          "Replay finished")
         assert "Traceback" not in screen
         send(tmux, session, "q")
         assert ended(tmux, session), "q should quit the replay"

@@ -17,6 +17,7 @@ from typing import Any
 
 from observatory.lab.scenarios import load_scenario
 from observatory.model.deltas import Delta, Relisted, Upserted, WatchState
+from observatory.model.commands import CommandsContext
 from observatory.model.records import BindingExchange, LeaseView
 
 FROZEN = datetime(2026, 11, 29, 9, 30, 0, tzinfo=UTC)
@@ -109,6 +110,13 @@ class RecordedSource:
         yield WatchState(kind, "live")
         while True:
             yield await self.queues[kind].get()
+
+    secrets: frozenset[str] = frozenset()
+    """The lab without a token has no credential."""
+
+    def commands_context(self) -> CommandsContext:
+        """As ClusterSource gives it for the lab's kubeconfig: no credential, plain HTTP, the lab's context."""
+        return CommandsContext(server=self.server, context=self.context, auth="none")
 
     def with_namespace(self, namespace: str | None) -> RecordedSource:
         self.namespace = namespace

@@ -176,8 +176,8 @@ async def test_refused_pods_show_the_parsed_refusal_the_fit_preview_and_the_raw_
         await until(pilot, lambda: app.state.pods["sched-lab/filler"].phase == "Running", "filler running")
         await until(pilot, lambda: "sched-lab/filler" not in app.query_one(PendingPodsPane).rows, "filler gone")
         why = app.query_one(WhyPane)
-        text = await until(pilot, lambda: why_text(app) if why_text(app).startswith("Refused") else None,
-                           "the Why pane")
+        text = await until(pilot, lambda: why_text(app) if why.border_title == "Why: sched-lab/too-much-cpu"
+                           and why_text(app).startswith("Refused") else None, "the Why pane of the selected pod")
         await until(pilot, lambda: why.fit_text("pair-worker"), "the fit preview")
         assert "0/2 nodes are available." in text and "1 × Insufficient cpu" in text
         assert "observatory's prediction from cached objects" in app.query_one("#why-fit-label").content.plain

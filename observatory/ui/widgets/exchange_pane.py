@@ -1,4 +1,5 @@
-"""The raw HTTP exchange of each Binding: request line and body, status line, headers, body with its message."""
+"""The raw HTTP exchange of each Binding: request line and body, the kubectl that sends the same Binding, status
+line, headers, body with its message."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
+from observatory.model.commands import EquivalentCommands
 from observatory.model.records import BindingExchange
 
 _STATUS_LINES = 4
@@ -36,10 +38,32 @@ def render_request(exchange: BindingExchange) -> Group:
     return Group(*parts)
 
 
-def render_response(exchange: BindingExchange) -> Group:
-    """The status line, the Status message, the shown headers and the body; or why there was no response."""
+def kubectl_line(commands: EquivalentCommands) -> str:
+    """The kubectl command of ``commands`` on one line, its ``--kubeconfig`` and ``--context`` flags shortened to
+    ``…`` (``c`` shows them in full): ``kubectl … create --raw /api/v1/namespaces/NS/pods/NAME/binding -f
+    binding.json``."""
+    line = commands.kubectl.rsplit("\n", 1)[-1]
+    flags, found, rest = line.partition(" create --raw ")
+    if not found:
+        return line
+    return f"kubectl{' …' if flags.strip() != 'kubectl' else ''} create --raw {rest}"
+
+
+def render_commands(commands: EquivalentCommands) -> Text:
+    """One compact line under the answer: the same Binding with kubectl, and the key for both commands in full."""
+    out = Text()
+    out.append("by hand ▸ ", style="bold")
+    out.append(kubectl_line(commands))
+    out.append("  (c: kubectl and curl in full)", style="dim")
+    return out
+
+
+def render_response(exchange: BindingExchange, commands: EquivalentCommands | None = None) -> Group:
+    """The status line, the Status message, the kubectl line of ``commands`` (when given), the shown headers and the
+    body; or why there was no response."""
     if exchange.error:
-        return Group(Text(f"← no response: {exchange.error}", style="bold red"))
+        parts = [Text(f"← no response: {exchange.error}", style="bold red")]
+        return Group(*parts, render_commands(commands)) if commands is not None else Group(*parts)
     parts: list = []
     ok = 200 <= exchange.status < 300
     status = Text()
@@ -51,6 +75,8 @@ def render_response(exchange: BindingExchange) -> Group:
         message = Text("Status message ▸ ", style="bold")
         message.append(exchange.status_message, style="bold black on yellow" if not ok else "bold green")
         parts.append(message)
+    if commands is not None:
+        parts.append(render_commands(commands))
     for name, value in exchange.response_headers:
         if name.lower() in SHOWN_RESPONSE_HEADERS:
             parts.append(Text(f"{name}: {value}", style="dim"))
@@ -63,23 +89,30 @@ class ExchangePane(VerticalScroll):
     """Every exchange of this session, newest at the bottom; earlier ones are a scroll away."""
 
     BORDER_TITLE = "HTTP exchange"
+    ALLOW_MAXIMIZE = True  # ctrl+p, Maximize: the way to read a pane in full on a small screen
 
     def on_mount(self) -> None:
         self.mount(Static(Text("No Binding sent yet. Select a pending pod and press b.", style="dim"),
                           id="exchange-empty"))
 
-    def add(self, exchange: BindingExchange) -> None:
+    def add(self, exchange: BindingExchange, commands: EquivalentCommands | None = None) -> None:
+        """Show one exchange below the earlier ones, with the compact kubectl line of ``commands`` when given."""
         for empty in self.query("#exchange-empty"):
             empty.remove()
         request = Static(render_request(exchange), classes="exchange-request")
-        response = Static(render_response(exchange), classes="exchange-response")
+        response = Static(render_response(exchange, commands), classes="exchange-response")
         self.mount(Vertical(request, response, classes="exchange"))
         self.border_title = f"HTTP exchange: {exchange.status_line if not exchange.error else 'no response'}"
         self.call_after_refresh(self._show_latest, request, response)
 
-    def _show_latest(self, request: Static, response: Static) -> None:
+    def _show_latest(self, request: Static, response: Static, tries: int = 10) -> None:
         """The newest exchange from its request line when its status line and message fit below; else from its
-        status line (the request is a scroll up). Earlier exchanges are above it."""
+        status line (the request is a scroll up). Earlier exchanges are above it. A block not laid out yet (the
+        refresh came before the layout, e.g. while a modal screen was closing) is scrolled to after a later
+        refresh: scrolling now would stop at the old end."""
+        if not request.outer_size.height and tries:
+            self.call_after_refresh(self._show_latest, request, response, tries - 1)
+            return
         if request.outer_size.height + _STATUS_LINES <= self.scrollable_content_region.height:
             self.scroll_to_widget(request, animate=False, top=True)
         else:

@@ -55,6 +55,7 @@ class NodesPane(VerticalScroll):
     names may contain dots, which widget ids may not)."""
 
     BORDER_TITLE = "Nodes"
+    ALLOW_MAXIMIZE = True  # ctrl+p, Maximize: the way to read a pane in full on a small screen
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

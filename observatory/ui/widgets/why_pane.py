@@ -69,6 +69,7 @@ class WhyPane(VerticalScroll):
     changed."""
 
     BORDER_TITLE = "Why (select a pod)"
+    ALLOW_MAXIMIZE = True  # ctrl+p, Maximize: the way to read a pane in full on a small screen
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
