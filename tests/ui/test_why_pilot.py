@@ -28,22 +28,12 @@ from observatory.ui.screens.raw_message import RawMessageScreen
 from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.why_pane import WhyPane
+from tests.ui.fakes import REFUSALS
 from tests.waiting import eventually
 
 CREATED_201 = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}\n'
 TAINT = "node-role.kubernetes.io/control-plane"
-REFUSED = {  # refusals.yaml, the comment above each pod
-    "too-much-cpu": "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
-                    "{node-role.kubernetes.io/control-plane: }. no new claims to deallocate, preemption: 0/2 nodes "
-                    "are available: 2 Preemption is not helpful for scheduling.",
-    "no-ssd": "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had "
-              "untolerated taint {node-role.kubernetes.io/control-plane: }. no new claims to deallocate, preemption: "
-              "0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
-    "needs-the-tainted-node": "0/2 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint "
-                              "{node-role.kubernetes.io/control-plane: }. no new claims to deallocate, preemption: "
-                              "0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption "
-                              "is not helpful for scheduling.",
-}
+REFUSED = REFUSALS  # refusals.yaml, the comment above each pod (one copy, in fakes.py)
 
 
 NO_KUBELET = LabSettings(kubelet=False, podgc=False, bookmark_interval=0.2)
