@@ -1,5 +1,5 @@
 """``python -m observatory`` is the same as the ``observatory`` console script."""
 
-from observatory.cli import main
+from observatory.cli import console_main
 
-raise SystemExit(main())
+raise SystemExit(console_main())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -269,3 +270,28 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(main())
     return 0
+
+
+def console_main() -> int:
+    """The ``observatory`` console script and ``python -m observatory``: :func:`main`, with standard output that
+    cannot be written ended as a sentence rather than a traceback. A reader that went away (``observatory why p |
+    head``, EPIPE) ends the command quietly with exit code 1, as Python's documentation recommends; any other write
+    failure (``> /dev/full``: ENOSPC) is one line on stderr and exit code 1."""
+    try:
+        code = main()
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        _discard_stdout()
+        return 1
+    except OSError as exc:
+        _discard_stdout()
+        print(f"observatory: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+
+
+def _discard_stdout() -> None:
+    """Point standard output at /dev/null so the interpreter's last flush has nowhere to fail."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())

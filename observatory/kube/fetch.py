@@ -117,11 +117,13 @@ async def list_all(api: client.ApiClient, path: str, *, field_selector: str = ""
     """Every item of the collection at ``path`` (e.g. ``/api/v1/pods``), ``page_size`` per request (0: one
     request), filtered by ``field_selector`` (e.g. ``spec.nodeName!=``), and the list's resourceVersion. Items
     are dicts without managedFields (and, as served in lists, without ``kind``/``apiVersion``). ``timeout`` is
-    per page. Raises :class:`ApiError` or :class:`Unreachable`."""
+    per page. Raises :class:`ApiError` or :class:`Unreachable`; a 2xx whose ``items`` is not a list, or that repeats
+    a continue token already followed (a server that would page forever), is an ApiError with status 200."""
     items: list[dict[str, Any]] = []
     token = ""
     limit = page_size
     restarted = False
+    seen: set[str] = set()
     while True:
         params = [("fieldSelector", field_selector)] if field_selector else []
         if limit:
@@ -134,13 +136,21 @@ async def list_all(api: client.ApiClient, path: str, *, field_selector: str = ""
             if exc.status != 410 or not token:
                 raise
             items, token = [], ""
+            seen.clear()
             if restarted:
                 limit = 0  # the snapshot keeps expiring under us: take it in one page
             restarted = True
             continue
         doc = _document(data, path)
         meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-        items.extend(_trim(obj) for obj in doc.get("items") or [] if isinstance(obj, dict))
-        token = str(meta.get("continue") or "")
+        page = doc.get("items")
+        if page is not None and not isinstance(page, list):
+            raise ApiError(200, "", f"the answer to GET {path} has items that are not a list")
+        items.extend(_trim(obj) for obj in page or [] if isinstance(obj, dict))
+        previous, token = token, str(meta.get("continue") or "")
+        if token and token in seen:
+            # A server that hands back a token it already gave would page forever.
+            raise ApiError(200, "", f"the answer to GET {path} repeats the continue token {previous[:40]!r}")
+        seen.add(token)
         if not token:
             return items, str(meta.get("resourceVersion") or "")

@@ -190,3 +190,19 @@ def test_garbage_kubeconfig_is_one_paragraph_and_exit_2(tmp_path):
     bad = tmp_path / "kc"
     bad.write_text("apiVersion: v1\nclusters: [unclosed\n")
     one_paragraph_failure(observatory("--kubeconfig", str(bad)))
+
+
+def test_output_that_cannot_be_written_is_a_sentence_not_a_traceback():
+    with open("/dev/full", "w") as full:  # every write fails with ENOSPC
+        result = subprocess.run([sys.executable, "-m", "observatory", "lab", "scenarios"], stdout=full,
+                                stderr=subprocess.PIPE, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr == "observatory: cannot write the output: No space left on device\n"
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly():
+    proc = subprocess.Popen([sys.executable, "-m", "observatory", "lab", "scenarios"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # like `| head -0`: the first write gets EPIPE
+    assert proc.wait(timeout=60) == 1
+    assert proc.stderr.read() == ""

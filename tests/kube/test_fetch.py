@@ -76,3 +76,17 @@ async def test_no_answer_is_unreachable(tmp_path):
     finally:
         await conn.close()
     assert caught.value.reason == "refused" and f"127.0.0.1:{port}" in str(caught.value)
+
+
+async def test_hostile_list_answers_are_errors_not_hangs(fake):
+    api, conn = fake
+    not_a_list = {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "5"}, "items": {"a": 1}}
+    api.list_script.append((200, {}, not_a_list))
+    with pytest.raises(ApiError, match="items that are not a list"):
+        await list_all(conn.api, "/api/v1/pods")
+    looping = {"kind": "PodList", "apiVersion": "v1", "metadata": {"continue": "again", "resourceVersion": "5"},
+               "items": [pod("a")]}
+    api.list_script += [(200, {}, looping), (200, {}, looping)]
+    with pytest.raises(ApiError, match="repeats the continue token"):
+        await list_all(conn.api, "/api/v1/pods", page_size=1)
+    assert [qs for _, qs in api.requests][-2:] == ["/api/v1/pods?limit=1", "/api/v1/pods?limit=1&continue=again"]
