@@ -19,7 +19,9 @@ from typing import Any
 
 from aiohttp import web
 
-from observatory.lab import decoding, errors, openapi, printing, resources
+from observatory.lab import decoding, errors, events_v1_api, openapi, printing, resources
+from observatory.lab import rbac
+from observatory.lab import faults
 from observatory.lab.encoding import go_json, with_kind
 from observatory.lab.listing import ListQuery, parse_query
 from observatory.lab.registry import Registry
@@ -51,6 +53,8 @@ class LabContext:
     settings: LabSettings
     token: str | None = None
     server_address: str = ""
+    rbac: rbac.Policy | None = None
+    """The RBAC lab's users and rules (``LabSettings.rbac``); None: any authenticated request may do anything."""
 
 
 CONTEXT_KEY = web.AppKey("lab", LabContext)
@@ -84,6 +88,8 @@ def authenticated(lab: LabContext, request: web.Request) -> bool:
     """Whether a request may go on when the lab demands ``lab.token``. As kube-apiserver's authentication chain
     (a union that fails on error, then anonymous): a wrong bearer token is rejected everywhere, and a request with
     no credentials only reaches :data:`ANONYMOUS_PATHS`."""
+    if lab.rbac is not None:  # the tokens of an RBAC lab's users (lab/rbac.py)
+        return rbac.authenticate(lab.rbac, request, bearer_token(request), ANONYMOUS_PATHS)
     if lab.token is None:
         return True
     token = bearer_token(request)
@@ -104,6 +110,8 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
     if not authenticated(lab, request):
         return status_response(errors.unauthorized())
     try:
+        if lab.rbac is not None:
+            rbac.authorize(lab.rbac, request)  # 403 Forbidden for what the user may not do (lab/rbac.py)
         return await handler(request)
     except errors.StatusError as exc:
         return status_response(exc)
@@ -187,6 +195,8 @@ async def named_group(request: web.Request) -> web.StreamResponse:
         if request.method != "GET":
             raise errors.method_not_allowed()
         return json_response(resources.group_resource_list(group_version))
+    if group_version == events_v1_api.RT.api_version:
+        return await events_v1_api.dispatch(request, request.app[CONTEXT_KEY], tail)
     return await _dispatch(request, table, tail)
 
 
@@ -316,6 +326,11 @@ async def _item(request: web.Request, lab: LabContext, rt: ResourceType, ns: str
     raise errors.method_not_allowed()
 
 
+async def self_subject_access_review(request: web.Request) -> web.Response:
+    """``POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`` (see :mod:`observatory.lab.rbac`)."""
+    return await rbac.self_subject_access_review(request, request.app[CONTEXT_KEY].rbac, _read_body)
+
+
 async def not_found(request: web.Request) -> web.Response:
     raise errors.path_not_found()
 
@@ -338,9 +353,11 @@ def build_app(lab: LabContext) -> web.Application:
     app.router.add_get("/openapi/v3/api/v1", get_openapi_v3_core)
     app.router.add_get("/openapi/v2", get_openapi_v2)
     app.router.add_route("*", "/api/v1/{tail:.+}", core_v1)
+    app.router.add_route("*", rbac.SSAR_PATH, self_subject_access_review)
     app.router.add_get("/apis/{group}", get_group)
     app.router.add_get("/apis/{group}/", get_group)
     app.router.add_route("*", "/apis/{group}/{version}", named_group)
     app.router.add_route("*", "/apis/{group}/{version}/{tail:.*}", named_group)
+    faults.install(app, lab.store)  # /lab/faults and its middleware (lab/faults.py), before the catch-all
     app.router.add_route("*", "/{tail:.*}", not_found)
     return app

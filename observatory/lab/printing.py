@@ -19,7 +19,7 @@ Objects are plain JSON dicts in core/v1 wire form. Cells are JSON values: string
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -350,7 +350,8 @@ def include_object_error(value: str) -> str | None:
 
 def table(resource: str, objs: Iterable[dict], now: datetime, *, resource_version: str,
           continue_token: str = "", remaining: int | None = None, include_object: str = "Metadata",
-          kind: str, api_version: str, include_column_definitions: bool = True) -> dict[str, Any]:
+          kind: str, api_version: str, include_column_definitions: bool = True,
+          to_object: Callable[[dict], dict] | None = None) -> dict[str, Any]:
     """A ``meta.k8s.io/v1`` Table dict for ``objs`` in kube-apiserver's JSON key order.
 
     * ``metadata``: ListMeta with omitempty ``resourceVersion``/``continue``/``remainingItemCount``. For a single
@@ -360,7 +361,8 @@ def table(resource: str, objs: Iterable[dict], now: datetime, *, resource_versio
     * each row: ``cells``, ``conditions`` (only for Succeeded/Failed pods), ``object``: ``Metadata`` (or "")
       gives a PartialObjectMetadata carrying the object's full ``metadata`` (managedFields included, as
       ``meta.AsPartialObjectMetadata`` copies the whole ObjectMeta); ``Object`` the object with ``kind``/``apiVersion``
-      set from ``kind``/``api_version``; ``None`` gives ``"object": null``.
+      set from ``kind``/``api_version`` (or ``to_object(obj)`` when given: another group's view of a stored object,
+      e.g. events.k8s.io/v1); ``None`` gives ``"object": null``.
 
     Raises ValueError(:func:`include_object_error` text) for another ``include_object``; KeyError for an
     unsupported resource.
@@ -384,6 +386,8 @@ def table(resource: str, objs: Iterable[dict], now: datetime, *, resource_versio
         if include_object in ("Metadata", ""):
             row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                              "metadata": dict(obj.get("metadata") or {})}
+        elif include_object == "Object" and to_object is not None:
+            row["object"] = to_object(obj)
         elif include_object == "Object":
             full = {"kind": kind, "apiVersion": api_version}
             full.update({k: v for k, v in obj.items() if k not in ("kind", "apiVersion")})

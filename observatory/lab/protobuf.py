@@ -31,6 +31,14 @@ MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     },
     "Namespace": {1: ("metadata", "ObjectMeta"), 2: ("spec", "NamespaceSpec")},
     "NamespaceSpec": {1: ("finalizers", "[string]")},
+    # k8s.io/api authorization/v1 generated.proto: what ``kubectl auth can-i`` POSTs (lab/rbac.py answers it)
+    "SelfSubjectAccessReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SelfSubjectAccessReviewSpec")},
+    "SelfSubjectAccessReviewSpec": {1: ("resourceAttributes", "ResourceAttributes"),
+                                    2: ("nonResourceAttributes", "NonResourceAttributes")},
+    "ResourceAttributes": {1: ("namespace", "string"), 2: ("verb", "string"), 3: ("group", "string"),
+                           4: ("version", "string"), 5: ("resource", "string"), 6: ("subresource", "string"),
+                           7: ("name", "string")},
+    "NonResourceAttributes": {1: ("path", "string"), 2: ("verb", "string")},
 }
 
 
@@ -95,10 +103,16 @@ def decode(body: bytes) -> dict[str, Any]:
     """The JSON-shaped object (with kind and apiVersion) inside a Kubernetes protobuf envelope."""
     if not body.startswith(MAGIC):
         raise ProtobufError("missing the k8s protobuf magic prefix")
-    unknown = dict(_fields(body[len(MAGIC):]))
-    type_meta = dict(_fields(unknown.get(1, b"")))  # type: ignore[arg-type]
-    api_version = type_meta.get(1, b"").decode()  # type: ignore[union-attr]
-    kind = type_meta.get(2, b"").decode()  # type: ignore[union-attr]
-    if kind not in MESSAGES:
-        raise ProtobufError(f"protobuf bodies of kind {kind or '<none>'} are not supported by the lab")
-    return {"kind": kind, "apiVersion": api_version, **_message(unknown.get(2, b""), kind)}  # type: ignore[arg-type]
+    try:
+        unknown = dict(_fields(body[len(MAGIC):]))
+        type_meta = dict(_fields(unknown.get(1, b"")))  # type: ignore[arg-type]
+        api_version = type_meta.get(1, b"").decode()  # type: ignore[union-attr]
+        kind = type_meta.get(2, b"").decode()  # type: ignore[union-attr]
+        if kind not in MESSAGES:
+            raise ProtobufError(f"protobuf bodies of kind {kind or '<none>'} are not supported by the lab")
+        body_fields = _message(unknown.get(2, b""), kind)  # type: ignore[arg-type]
+    except ProtobufError:
+        raise
+    except (TypeError, ValueError, AttributeError, RecursionError) as exc:  # a number for a message; bad UTF-8
+        raise ProtobufError(f"malformed protobuf body: {exc}") from None
+    return {"kind": kind, "apiVersion": api_version, **body_fields}

@@ -93,8 +93,27 @@ COORDINATION_V1: dict[str, ResourceType] = {
     "leases": ResourceType("leases", "lease", "Lease", True, group="coordination.k8s.io"),
 }
 
-GROUP_VERSIONS: dict[str, dict[str, ResourceType]] = {"coordination.k8s.io/v1": COORDINATION_V1}
-"""Served API groups: ``group/version`` -> resources, each answered under ``/apis/<group>/<version>``."""
+EVENTS_V1: dict[str, ResourceType] = {
+    "events": ResourceType("events", "event", "Event", True, short_names=("ev",), storage_version_hash="r2yiGXH7wu8=",
+                           group="events.k8s.io"),
+}
+"""events.k8s.io/v1: the core/v1 events storage (same store key) served through its own schema
+(:mod:`observatory.lab.events_v1_api`); not in :data:`ALL`, whose plural names are unique."""
+
+AUTHORIZATION_V1: dict[str, ResourceType] = {
+    "selfsubjectaccessreviews": ResourceType("selfsubjectaccessreviews", "selfsubjectaccessreview",
+                                             "SelfSubjectAccessReview", False, verbs=("create",),
+                                             group="authorization.k8s.io"),
+}
+"""authorization.k8s.io/v1: SelfSubjectAccessReview only, answered by :mod:`observatory.lab.rbac` (a POST route of
+its own in :mod:`observatory.lab.api`); not in :data:`ALL`: nothing is stored."""
+
+GROUP_VERSIONS: dict[str, dict[str, ResourceType]] = {"events.k8s.io/v1": EVENTS_V1,
+                                                      "authorization.k8s.io/v1": AUTHORIZATION_V1,
+                                                      "coordination.k8s.io/v1": COORDINATION_V1}
+"""Served API groups: ``group/version`` -> resources, each answered under ``/apis/<group>/<version>``, in
+kube-apiserver's group priority order (events.k8s.io 17750, authorization.k8s.io 17600, coordination.k8s.io
+16500)."""
 
 ALL: dict[str, ResourceType] = {**CORE_V1, **COORDINATION_V1}
 """Every served resource by its (unique) plural name."""

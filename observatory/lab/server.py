@@ -6,7 +6,9 @@ both written into the kubeconfig, so kubectl and kubernetes-asyncio connect with
 ``LabSettings.token`` (``lab serve --token``) it does the same on loopback: kubectl (client-go's ``clientcmd``)
 sends a kubeconfig's credentials only over TLS ("only try to read the auth information if we are secure"), so a
 token over plain HTTP would never arrive. A token lab answers a request without the right token 401 Unauthorized,
-except the health checks without credentials (see :func:`observatory.lab.api.authenticated`).
+except the health checks without credentials (see :func:`observatory.lab.api.authenticated`). An RBAC lab
+(``LabSettings.rbac``, ``lab serve --rbac FILE``) does the same with its users' tokens, the first user's in the
+kubeconfig, and answers what a user may not do 403 Forbidden (see :mod:`observatory.lab.rbac`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
-from observatory.lab import errors, kubeconfig, scenarios, security
+from observatory.lab import errors, kubeconfig, rbac, scenarios, security
 from observatory.lab.api import LabContext, build_app
 from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
@@ -107,6 +109,10 @@ class LabServer:
         self.registry = Registry(self.store)
         self.url = ""
         self.token: str | None = None
+        self.rbac: rbac.Policy | None = None
+        """The users and rules of an RBAC lab (``LabSettings.rbac``), read by :meth:`start`."""
+        self.user_kubeconfigs: dict[str, Path] = {}
+        """An RBAC lab's kubeconfig per user (user name -> path), written by :meth:`start`."""
         self.ca_pem: bytes | None = None
         self.simulations = Simulations(self.registry, self.settings)
         self._runner: web.AppRunner | None = None
@@ -133,6 +139,10 @@ class LabServer:
 
     async def start(self) -> None:
         """Load, listen and write the kubeconfig. Raises LabError when the address cannot be used."""
+        try:
+            self.rbac = rbac.load_policy(self.settings.rbac) if self.settings.rbac else None
+        except rbac.RbacError as exc:
+            raise LabError(str(exc)) from None
         self.load()
         # The loaded objects live as long as the lab: move them out of the collector's way, so full collections
         # stop pausing a large lab for hundreds of milliseconds.
@@ -141,12 +151,12 @@ class LabServer:
         self.store.listeners.append(self._mark_dirty)
         ssl_context = None
         loopback = security.is_loopback(self.host)
-        if not loopback or self.settings.token:
+        if not loopback or self.settings.token or self.rbac is not None:
             hosts = security.advertised_hosts(self.host)
             tls = security.make_tls(hosts, self.kubeconfig_path.parent / "pki")
             ssl_context = tls.ssl_context()
             self.ca_pem = tls.ca_pem
-            self.token = security.generate_token()
+            self.token = self.rbac.kubeconfig_user.token if self.rbac else security.generate_token()
         try:
             sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -158,12 +168,15 @@ class LabServer:
         scheme = "https" if ssl_context else "http"
         host_part = f"[{advertised}]" if ":" in advertised else advertised
         self.url = f"{scheme}://{host_part}:{port}"
-        context = LabContext(self.store, self.registry, self.settings, self.token, f"{host_part}:{port}")
+        context = LabContext(self.store, self.registry, self.settings, self.token, f"{host_part}:{port}", rbac=self.rbac)
         self._runner = web.AppRunner(build_app(context), access_log=None, shutdown_timeout=1.0,
                                      handler_cancellation=True)
         await self._runner.setup()
         await web.SockSite(self._runner, sock, ssl_context=ssl_context).start()
-        kubeconfig.write_kubeconfig(self.kubeconfig_path, self.url, ca_pem=self.ca_pem, token=self.token)
+        kubeconfig.write_kubeconfig(self.kubeconfig_path, self.url, ca_pem=self.ca_pem, token=self.token,
+                                    namespace=self.rbac.kubeconfig_user.home_namespace if self.rbac else "default")
+        if self.rbac is not None:
+            self.user_kubeconfigs = rbac.write_user_kubeconfigs(self.rbac, self.kubeconfig_path, self.url, self.ca_pem)
         self.simulations.start()
         if self.state_path is not None:
             self._tasks.append(asyncio.create_task(self._save_periodically()))

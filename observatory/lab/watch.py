@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import random
 from datetime import UTC, datetime
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from observatory.lab import errors, printing
+from observatory.lab import errors, faults, printing
 from observatory.lab.encoding import go_json, with_kind
 from observatory.lab.listing import ListQuery, make_predicate
 from observatory.lab.request_body import JSON, _include_object, _int_param, _wants_table
@@ -28,13 +29,16 @@ if TYPE_CHECKING:
     from observatory.lab.api import LabContext
 
 
-async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, query: ListQuery) -> web.StreamResponse:
+async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, query: ListQuery, *,
+                      wire: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> web.StreamResponse:
     """A watch stream: newline-delimited WatchEvents over a chunked 200 (reference §3.2).
 
     resourceVersion unset or "0" starts with synthetic ADDED events; a specific one resumes after it, or sends one
     ERROR event with the 410 Expired Status and ends when it is older than the history window. ``timeoutSeconds``
     ends the stream cleanly; without it the end comes after a random time between ``min_request_timeout`` and
-    twice that, as kube-apiserver does. ``allowWatchBookmarks=true`` brings periodic BOOKMARKs.
+    twice that, as kube-apiserver does. ``allowWatchBookmarks=true`` brings periodic BOOKMARKs. ``wire`` turns a
+    stored object into the object sent (default: the object with ``rt``'s kind and apiVersion), for a group that
+    serves another's storage (events.k8s.io/v1 events).
     """
     store, settings = lab.store, lab.settings
     rv_text = request.query.get("resourceVersion", "")
@@ -64,6 +68,7 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
             {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
              "retryAfterSeconds": 1}))
     predicate = make_predicate(rt, query)
+    as_object = wire or (lambda obj: with_kind(obj, rt.kind, rt.api_version))
 
     response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()
@@ -77,16 +82,15 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
             # Like the apiserver's watch encoder, only the first Table carries columnDefinitions.
             obj = printing.table(rt.name, [obj], datetime.now(UTC), resource_version=obj["metadata"]["resourceVersion"],
                                  include_object=include_object, kind=rt.kind, api_version=rt.api_version,
-                                 include_column_definitions=first_table)
+                                 include_column_definitions=first_table, to_object=wire)
             first_table = False
             return go_json({"type": type_, "object": obj})
         if change is not None:
-            cached = change.encoded.get("json")
-            if cached is None:  # encoded once per change however many watchers share it
-                cached = change.encoded["json"] = go_json({"type": type_, "object": with_kind(obj, rt.kind,
-                                                                                              rt.api_version)})
+            cached = change.encoded.get(rt.api_version)
+            if cached is None:  # encoded once per change (and group version) however many watchers share it
+                cached = change.encoded[rt.api_version] = go_json({"type": type_, "object": as_object(obj)})
             return cached
-        return go_json({"type": type_, "object": with_kind(obj, rt.kind, rt.api_version)})
+        return go_json({"type": type_, "object": as_object(obj)})
 
     try:
         # With initial events (watch-list included) the stream continues from this snapshot, never from older history.
@@ -108,7 +112,8 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
                     "kind": rt.kind, "apiVersion": rt.api_version,
                     "metadata": {"resourceVersion": str(snapshot_rv),
                                  "annotations": {"k8s.io/initial-events-end": "true"}}}}))
-        await _pump(request, response, watcher, store, settings, rt, encode, timeout, bookmarks)
+        with faults.open_watch(request, watcher):  # reachable by drop-watches and compact (lab/faults.py)
+            await _pump(request, response, watcher, store, settings, rt, encode, timeout, bookmarks)
     except (ConnectionResetError, asyncio.CancelledError):
         pass
     finally:
@@ -139,6 +144,7 @@ async def _pump(request: web.Request, response: web.StreamResponse, watcher: Any
         else:
             if change is None:  # the store closed this watch
                 break
+            await faults.hold(request)  # a stall-watches or latency fault (lab/faults.py)
             batch = [encode(change.type, change.obj, change)]
             while not watcher.queue.empty():
                 more = watcher.queue.get_nowait()
@@ -147,7 +153,7 @@ async def _pump(request: web.Request, response: web.StreamResponse, watcher: Any
                     return await response.write_eof()
                 batch.append(encode(more.type, more.obj, more))
             await response.write(b"".join(batch))
-        if bookmarks and loop.time() >= next_bookmark and watcher.queue.empty():
+        if bookmarks and loop.time() >= next_bookmark and await faults.hold(request) and watcher.queue.empty():
             next_bookmark = loop.time() + settings.bookmark_interval
             await response.write(go_json({"type": "BOOKMARK", "object": {
                 "kind": rt.kind, "apiVersion": rt.api_version,
