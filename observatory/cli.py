@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from observatory import __version__, classroom
+from observatory.scheduler import cli as scheduler_cli
+from observatory.lab import fault_cli
 from observatory.settings import Settings
 
 EXIT_USAGE = 2
@@ -66,10 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--token", action="store_true",
                        help="require a bearer token even on 127.0.0.1, over HTTPS with a generated CA (kubectl "
                        "sends credentials only over TLS); the kubeconfig carries both")
+    serve.add_argument("--rbac", type=Path, metavar="FILE",
+                       help="RBAC mode: a YAML file of users (token, namespaces, rules); other requests get 403 "
+                       "Forbidden. HTTPS as with --token; the kubeconfig is the first user's (see README)")
     lab_commands.add_parser("scenarios", help="list the scenarios the lab ships",
                             description="List the scenarios the lab ships.")
+    fault_cli.add_parser(lab_commands)  # observatory lab fault KIND (lab/fault_cli.py)
     add_why_parser(commands)
     classroom.add_parsers(commands)
+    scheduler_cli.add_parser(commands)
     return parser
 
 
@@ -111,9 +118,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve_lab(settings, args)
         if args.lab_command == "scenarios":
             return list_scenarios()
+        if args.lab_command == "fault":
+            return fault_cli.run(args)
         parser.parse_args(["lab", "--help"])
     if args.command == "why":
         return run_why(settings, args)
+    if args.command == "schedule":
+        return scheduler_cli.run(settings, args)
     if args.command == "replay":
         return classroom.run_replay(settings, args)
     if args.command == "lessons":
@@ -161,6 +172,7 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
         "scheduler": settings.lab.scheduler and not args.no_scheduler,
         "kubelet": settings.lab.kubelet and not args.no_kubelet,
         "token": settings.lab.token or args.token,
+        "rbac": args.rbac or settings.lab.rbac,
         "scheduler_names": list(dict.fromkeys([*settings.lab.scheduler_names, *args.scheduler_name])),
     })
 
@@ -174,6 +186,8 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
             return 1
         print(f"Lab API server: {lab.url}", flush=True)
         print(f"Kubeconfig: {lab.kubeconfig_path}", flush=True)
+        for user, path in lab.user_kubeconfigs.items():  # an RBAC lab: one kubeconfig per user
+            print(f"Kubeconfig for {user}: {path}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -37,6 +37,13 @@ class LabSettings(BaseModel):
     kubeconfig too: kubectl sends kubeconfig credentials only over TLS. Env ``OBSERVATORY_LAB__TOKEN=true``;
     ``observatory lab serve --token``."""
 
+    rbac: Path | None = None
+    """An RBAC file (YAML: users, each with a bearer token, namespaces and rules; format in
+    ``observatory.lab.rbac``): the lab then serves HTTPS even on loopback, accepts only those tokens and answers
+    what a user may not do with kube-apiserver's 403 Forbidden. Its kubeconfig carries the first user's token and
+    namespace; ``kubeconfig-<user>`` beside it, each other user's. Env ``OBSERVATORY_LAB__RBAC=FILE``;
+    ``observatory lab serve --rbac FILE``."""
+
     scheduler: bool = True
     """Run the simulated default-scheduler."""
 

@@ -28,7 +28,7 @@ from kubernetes_asyncio import client
 from observatory.kube.reflector import _trim
 from observatory.kube.transport import describe_transport_error
 
-__all__ = ["ApiError", "Unreachable", "get_json", "list_all"]
+__all__ = ["ApiError", "Unreachable", "get_json", "list_all", "send_json"]
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds one request (connect, send, the whole body) may take."""
@@ -61,13 +61,17 @@ class Unreachable(Exception):
         self.reason = reason
 
 
-async def _get(api: client.ApiClient, path: str, params: Sequence[tuple[str, str]], timeout: float) -> bytes:
-    """The body of a 2xx answer to ``GET path``; raises ApiError or Unreachable."""
+async def _call(api: client.ApiClient, method: str, path: str, *, params: Sequence[tuple[str, str]] = (),
+                body: Any = None, content_type: str | None = None, timeout: float) -> bytes:
+    """The body of a 2xx answer to ``METHOD path``; raises ApiError (non-2xx) or Unreachable (no answer)."""
+    headers = {"Accept": "application/json"}
+    if content_type:
+        headers["Content-Type"] = content_type
     try:
         async with asyncio.timeout(timeout):
-            resp = await api.call_api(path, "GET", query_params=list(params),
-                                      header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
-                                      _preload_content=False, _request_timeout=timeout)
+            resp = await api.call_api(path, method, query_params=list(params), body=body, header_params=headers,
+                                      auth_settings=["BearerToken"], _preload_content=False,
+                                      _request_timeout=timeout)
             try:
                 data = await resp.read()
             finally:
@@ -78,10 +82,16 @@ async def _get(api: client.ApiClient, path: str, params: Sequence[tuple[str, str
         reason, sentence = describe_transport_error(exc, api.configuration.host, timeout)
         raise Unreachable(sentence, reason) from None
     except Exception as exc:  # noqa: BLE001 - e.g. a failing exec credential plugin: a sentence, not a traceback
-        raise Unreachable(f"The request GET {path} could not be sent ({type(exc).__name__}).", "unreachable") from None
+        raise Unreachable(f"The request {method} {path} could not be sent ({type(exc).__name__}).",
+                          "unreachable") from None
     if not 200 <= resp.status < 300:
         raise _api_error(resp.status, resp.reason or "", data)
     return data
+
+
+async def _get(api: client.ApiClient, path: str, params: Sequence[tuple[str, str]], timeout: float) -> bytes:
+    """The body of a 2xx answer to ``GET path``; raises ApiError or Unreachable."""
+    return await _call(api, "GET", path, params=params, timeout=timeout)
 
 
 def _api_error(status: int, phrase: str, data: bytes) -> ApiError:
@@ -110,6 +120,16 @@ async def get_json(api: client.ApiClient, path: str, *, timeout: float = DEFAULT
     """``GET path`` (e.g. ``/api/v1/namespaces/sched-lab/pods/web``) -> the object, without managedFields.
     Raises :class:`ApiError` (any non-2xx, or a 2xx that is not a JSON object) or :class:`Unreachable`."""
     return _trim(_document(await _get(api, path, (), timeout), path))
+
+
+async def send_json(api: client.ApiClient, method: str, path: str, body: Any, *,
+                    content_type: str = "application/json", timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    """``METHOD path`` (POST, PUT, PATCH) with ``body`` as JSON, sent as ``content_type`` (e.g.
+    ``application/strategic-merge-patch+json`` for a PATCH) -> the answer's object, without managedFields. Raises
+    :class:`ApiError` (any non-2xx: ``status`` 409 for a conflict, 404 for a missing object) or
+    :class:`Unreachable`, as :func:`get_json` does."""
+    data = await _call(api, method, path, body=body, content_type=content_type, timeout=timeout)
+    return _trim(_document(data, path)) if data.strip() else {}
 
 
 async def list_all(api: client.ApiClient, path: str, *, field_selector: str = "", page_size: int = 500,

@@ -74,13 +74,14 @@ class Reflector:
     ``page_size``: items per list page (0: unpaged). ``watch_timeout``: the ``timeoutSeconds`` asked of the server
     (seconds). ``read_timeout``: seconds without a byte before a watch is declared stale and reopened (pick it above
     the server's bookmark interval: kube-apiserver sends one about every minute). ``backoff_initial`` and
-    ``backoff_max``: seconds, for retries. ``resource_version`` is the last RV seen; ``relists`` and ``reconnects``
-    count what happened (for the resilience figures).
+    ``backoff_max``: seconds, for retries. ``field_selector`` (e.g. ``spec.nodeName!=``) is sent with every list
+    and watch. ``resource_version`` is the last RV seen; ``relists`` and ``reconnects`` count what happened (for
+    the resilience figures).
     """
 
     def __init__(self, api: client.ApiClient, kind: str, namespace: str | None, *, page_size: int = 500,
                  watch_timeout: int = 300, read_timeout: float = 90.0, backoff_initial: float = 0.5,
-                 backoff_max: float = 30.0) -> None:
+                 backoff_max: float = 30.0, field_selector: str = "") -> None:
         if kind not in KINDS:
             raise ValueError(f"cannot watch {kind!r}: choose one of {', '.join(KINDS)}")
         self.api = api
@@ -91,6 +92,7 @@ class Reflector:
         self.read_timeout = read_timeout
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
+        self.field_selector = field_selector
         self.resource_version = ""
         self.relists = 0
         self.reconnects = 0
@@ -172,6 +174,8 @@ class Reflector:
         restarted = False
         while True:
             params = [("limit", str(limit))] if limit else []
+            if self.field_selector:
+                params.append(("fieldSelector", self.field_selector))
             if token:
                 params.append(("continue", token))
             resp = await self._request(params, aiohttp.ClientTimeout(sock_connect=self.read_timeout,
@@ -208,6 +212,8 @@ class Reflector:
         stream. Raises _Expired, _Forbidden or _Trouble."""
         params = [("watch", "true"), ("resourceVersion", self.resource_version), ("allowWatchBookmarks", "true"),
                   ("timeoutSeconds", str(self.watch_timeout))]
+        if self.field_selector:
+            params.append(("fieldSelector", self.field_selector))
         try:
             async with asyncio.timeout(self.read_timeout):
                 resp = await self._request(params, aiohttp.ClientTimeout(sock_connect=self.read_timeout))

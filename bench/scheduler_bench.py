@@ -1,0 +1,250 @@
+"""Throughput of ``observatory schedule`` at 1,000 nodes, against a plain loop that binds without filtering.
+
+The lab runs in its own process (``observatory lab serve --scenario scale:nodes=1000,pods=5000 --no-scheduler
+--no-kubelet``: 1,000 nodes, about 4,000 bound pods, nothing else scheduling). Each repetition creates ``--pods``
+pending pods (100m cpu, 128Mi) with ``schedulerName: my-scheduler`` in a fresh namespace, then runs, in this
+process, over one kubernetes-asyncio client:
+
+* **scheduler**: :class:`observatory.scheduler.loop.Scheduler` scoped to that namespace (default policy: filter every
+  node with the six filter plugins, score the feasible ones, Binding, Scheduled event), the same code as the CLI;
+* **plain loop**: a reflector on the same field selector and a round-robin over the node names, POSTing each
+  Binding with the same number in flight (16) and writing nothing else: the API round trip's upper bound.
+
+Throughput is pods bound per second from the moment the watches have listed (the pods are all queued then) to the
+last 2xx. The two alternate, ``--repeats`` times each; medians are reported with their ratio. Also the pure cost of
+one scheduling decision over the synced 1,000-node snapshot (``schedule_one``), which explains most of the gap.
+No assertion: the figures go to ``bench/results/scheduler.{json,md}``.
+
+Run: ``python -m bench.scheduler_bench [--pods 300] [--repeats 3] [--nodes 1000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import platform
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from observatory.kube.binding import post_binding
+from observatory.kube.connect import connect
+from observatory.kube.fetch import list_all
+from observatory.kube.reflector import Reflector
+from observatory.model.deltas import Relisted, Upserted
+from observatory.scheduler.loop import Scheduler
+from observatory.scheduler.options import SchedulerOptions, field_selector
+from observatory.scheduling import PodInfo, Snapshot, schedule_one
+
+RESULTS = Path(__file__).parent / "results"
+NAME = "my-scheduler"
+IN_FLIGHT = 16
+
+
+def start_lab(tmp: Path, nodes: int, pods: int) -> tuple[subprocess.Popen, str, str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "observatory", "lab", "serve", "--scenario", f"scale:nodes={nodes},pods={pods}",
+         "--no-scheduler", "--no-kubelet", "--kubeconfig-out", str(tmp / "kc")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    match = re.fullmatch(r"Lab API server: (\S+)\n", line)
+    if match is None:
+        proc.kill()
+        raise SystemExit(f"the lab did not start: {line!r} {proc.stderr.read()}")
+    proc.stdout.readline()
+    return proc, match.group(1), str(tmp / "kc")
+
+
+async def create_pods(url: str, namespace: str, count: int) -> None:
+    async with aiohttp.ClientSession(base_url=url) as http:
+        async with http.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                          "metadata": {"name": namespace}}) as resp:
+            assert resp.status == 201, await resp.text()
+        sem = asyncio.Semaphore(16)
+
+        async def one(i: int) -> None:
+            body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p-{i:05d}"},
+                    "spec": {"schedulerName": NAME, "containers": [{
+                        "name": "app", "image": "registry.k8s.io/pause:3.9",
+                        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}
+            async with sem, http.post(f"/api/v1/namespaces/{namespace}/pods", json=body) as resp:
+                assert resp.status == 201, await resp.text()
+
+        await asyncio.gather(*(one(i) for i in range(count)))
+
+
+async def run_scheduler(api: Any, namespace: str, count: int) -> dict[str, float]:
+    synced = asyncio.get_running_loop().create_future()
+
+    def log(line: str) -> None:
+        if line.startswith("Synced") and not synced.done():
+            synced.set_result(time.perf_counter())
+
+    started = time.perf_counter()
+    scheduler = Scheduler(api, SchedulerOptions(NAME, bind_concurrency=IN_FLIGHT), namespace=namespace, log=log)
+    bound = 0
+    outcomes: dict[str, int] = {}
+    async with contextlib.aclosing(scheduler.decisions()) as decisions:
+        async for decision in decisions:
+            outcomes[decision.outcome] = outcomes.get(decision.outcome, 0) + 1
+            if decision.outcome == "bound":
+                bound += 1
+                if bound == count:
+                    break
+        end = time.perf_counter()
+    t0 = synced.result()
+    return {"pods": count, "seconds": end - t0, "per_second": count / (end - t0), "sync_seconds": t0 - started,
+            "events_written": scheduler.recorder.written, "outcomes": outcomes}
+
+
+async def run_plain(api: Any, namespace: str, count: int) -> dict[str, float]:
+    started = time.perf_counter()
+    nodes = sorted(n["metadata"]["name"] for n in (await list_all(api, "/api/v1/nodes"))[0])
+    reflector = Reflector(api, "pods", namespace, field_selector=field_selector(NAME))
+    sem = asyncio.Semaphore(IN_FLIGHT)
+    done = asyncio.Event()
+    seen: set[str] = set()
+    results = {"bound": 0, "failed": 0}
+    tasks: set[asyncio.Task[None]] = set()
+    t0 = 0.0
+
+    async def bind(name: str, uid: str, node: str) -> None:
+        try:
+            exchange = await post_binding(api, namespace, name, node, uid=uid)
+        finally:
+            sem.release()
+        results["bound" if exchange.ok else "failed"] += 1
+        if results["bound"] == count:
+            done.set()
+
+    async def feed() -> None:
+        nonlocal t0
+        i = 0
+        async with contextlib.aclosing(reflector.run()) as deltas:
+            async for delta in deltas:
+                objs = delta.objs if isinstance(delta, Relisted) else (delta.obj,) if isinstance(delta, Upserted) \
+                    else ()
+                if isinstance(delta, Relisted) and not t0:
+                    t0 = time.perf_counter()
+                for obj in objs:
+                    name = obj["metadata"]["name"]
+                    if name in seen:
+                        continue
+                    seen.add(name)
+                    await sem.acquire()
+                    task = asyncio.create_task(bind(name, obj["metadata"].get("uid", ""), nodes[i % len(nodes)]))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                    i += 1
+
+    feeder = asyncio.create_task(feed())
+    await done.wait()
+    end = time.perf_counter()
+    feeder.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await feeder
+    return {"pods": count, "seconds": end - t0, "per_second": count / (end - t0), "sync_seconds": t0 - started,
+            "failed": results["failed"]}
+
+
+async def decision_cost(api: Any, samples: int = 50) -> dict[str, float]:
+    """Milliseconds per ``schedule_one`` over the lab's nodes and bound pods (parsed once into a Snapshot)."""
+    nodes, _ = await list_all(api, "/api/v1/nodes")
+    pods, _ = await list_all(api, "/api/v1/pods", field_selector="spec.nodeName!=")
+    snapshot = Snapshot(nodes, pods)
+    pod = PodInfo.from_pod({"metadata": {"name": "probe", "namespace": "bench"}, "spec": {"containers": [
+        {"name": "app", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}})
+    times = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        schedule_one(pod, snapshot)
+        times.append((time.perf_counter() - start) * 1000)
+    return {"nodes": len(nodes), "bound_pods": len(pods), "median_ms": statistics.median(times),
+            "samples": samples}
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="scheduler-bench-") as tmp:
+        proc, url, kubeconfig = start_lab(Path(tmp), args.nodes, args.scenario_pods)
+        try:
+            connection = await connect(kubeconfig)
+            runs: dict[str, list[dict[str, Any]]] = {"scheduler": [], "plain": []}
+            try:
+                cost = await decision_cost(connection.api)
+                for r in range(args.repeats):
+                    for kind in ("scheduler", "plain"):
+                        namespace = f"bench-{kind}-{r}"
+                        await create_pods(url, namespace, args.pods)
+                        runner = run_scheduler if kind == "scheduler" else run_plain
+                        result = await runner(connection.api, namespace, args.pods)
+                        runs[kind].append(result)
+                        print(f"{kind:9} run {r + 1}: {result['per_second']:.1f} pods/s "
+                              f"({result['pods']} pods in {result['seconds']:.2f} s)", flush=True)
+            finally:
+                await connection.close()
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+    med = {kind: statistics.median(r["per_second"] for r in rs) for kind, rs in runs.items()}
+    return {"when": datetime.now(UTC).isoformat(timespec="seconds"), "python": platform.python_version(),
+            "machine": {"cpus": __import__("os").cpu_count(), "platform": platform.platform()},
+            "config": {"nodes": args.nodes, "scenario_pods": args.scenario_pods, "pods_per_run": args.pods,
+                       "repeats": args.repeats, "in_flight": IN_FLIGHT},
+            "decision_cost": cost, "runs": runs,
+            "median_pods_per_second": med, "ratio": med["scheduler"] / med["plain"]}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    med, cfg, cost = result["median_pods_per_second"], result["config"], result["decision_cost"]
+    return "\n".join([
+        f"# Scheduler throughput ({result['when']})",
+        "",
+        f"`observatory schedule` (default policy) against a plain loop that binds round-robin without filtering, on "
+        f"the lab's `scale:nodes={cfg['nodes']},pods={cfg['scenario_pods']}` ({cost['nodes']} nodes, "
+        f"{cost['bound_pods']} bound pods; lab in its own process, its scheduler and kubelets off). "
+        f"{cfg['pods_per_run']} pending pods per run, {cfg['in_flight']} Bindings in flight, median of "
+        f"{cfg['repeats']} runs each; Python {result['python']}, {result['machine']['cpus']} cores.",
+        "",
+        "| | pods bound per second (median) |",
+        "|---|---:|",
+        f"| `observatory schedule` (filter + score 1,000 nodes, Binding, Scheduled event) | {med['scheduler']:.1f} |",
+        f"| plain loop (Binding only: the API round-trip bound) | {med['plain']:.1f} |",
+        f"| ratio | {result['ratio']:.2f} ({result['ratio'] * 100:.0f} % of the bound) |",
+        "",
+        f"One scheduling decision (`schedule_one`: six filters over every node, then scoring) costs "
+        f"{cost['median_ms']:.1f} ms at {cost['nodes']} nodes (median of {cost['samples']}): that alone caps a "
+        f"sequential scheduling cycle (kube-scheduler's is sequential too) at about {1000 / cost['median_ms']:.0f} "
+        "pods per second. The rest of the gap is the Binding, the Scheduled event and the watch updates of every "
+        "bound pod, which share the scheduler's one event loop (they overlap the cycle, but not for free).",
+        ""])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pods", type=int, default=300, help="pending pods per run (default 300)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each (default 3)")
+    parser.add_argument("--nodes", type=int, default=1000, help="nodes in the scale scenario (default 1000)")
+    parser.add_argument("--scenario-pods", type=int, default=5000, help="pods in the scale scenario (default 5000)")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    result = asyncio.run(main_async(args))
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / "scheduler.json").write_text(json.dumps(result, indent=2) + "\n")
+    text = markdown(result)
+    (args.out_dir / "scheduler.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+"""``observatory schedule``: observatory as a working scheduler for any schedulerName (issue 9).
+
+* :mod:`.loop`: :class:`~.loop.Scheduler`, the program (reflectors, queue, scheduling and binding cycles, events,
+  the PodScheduled condition); ``Scheduler(api, options).decisions()`` yields one
+  :class:`~observatory.model.decisions.SchedulingDecision` per attempt. The TUI reaches it through
+  ``ClusterSource.run_scheduler`` and never imports this package's I/O modules.
+* :mod:`.options` (pure): :class:`~.options.SchedulerOptions` and their validation.
+* :mod:`.policies` (pure): the ``--policy`` choices among the feasible nodes.
+* :mod:`.queue` (pure): the scheduling queue with backoff.
+* :mod:`.objects` (pure): the events, the status patch and the Lease as JSON.
+* :mod:`.events`: the events/v1 recorder; :mod:`.election`: leader election through a Lease.
+* :mod:`.cli`: the ``schedule`` subcommand.
+
+Importing this package loads only the pure modules.
+"""
+
+from .options import SchedulerOptions
+from .policies import DEFAULT_POLICY, POLICIES
+
+__all__ = ["DEFAULT_POLICY", "POLICIES", "SchedulerOptions"]

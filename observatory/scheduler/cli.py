@@ -1,0 +1,198 @@
+"""``observatory schedule --scheduler-name NAME``: run a real scheduler until Ctrl-C or SIGTERM.
+
+Connects like ``observatory why`` (``--kubeconfig``/``--context``, in-cluster, or the embedded lab with ``--lab`` or
+when there is no kubeconfig at all: then the lab's URL and kubeconfig path go to stderr so kubectl can create pods
+in it). Scope: ``-n NS``, ``-A``, else the context's namespace (every namespace in the embedded lab).
+
+stdout gets one line per decision (:meth:`~observatory.model.decisions.SchedulingDecision.summary`, or with
+``-o json`` one JSON object per line); stderr gets what is not a decision (synced, leading, watch trouble).
+Exit codes: 0 stopped by Ctrl-C/SIGTERM (the Lease, if held, released); 1 the Lease was lost or the embedded lab
+could not start; 2 bad input, or the cluster cannot be reached (one paragraph).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from typing import Any, TextIO
+
+from observatory.scheduler.options import SchedulerOptions
+from observatory.scheduler.policies import DEFAULT_POLICY, POLICIES
+
+__all__ = ["add_parser", "run"]
+
+EXIT_STOPPED, EXIT_USAGE = 1, 2
+PROG = "observatory schedule"
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register ``schedule``. Connection flags after the subcommand default to SUPPRESS, as ``why``'s do, so a
+    value given before the subcommand is kept."""
+    p = commands.add_parser(
+        "schedule", help="run a scheduler for one schedulerName: watch, filter, score, bind, write events",
+        description="Run a scheduler for the pods whose spec.schedulerName is NAME: watch them, filter and score "
+        "the nodes with kube-scheduler's plugins, POST the Binding, write Scheduled/FailedScheduling events "
+        "(events.k8s.io/v1) and the PodScheduled condition; one line per decision on stdout. Ctrl-C or SIGTERM "
+        "stops it (exit 0).")
+    p.add_argument("--scheduler-name", required=True, metavar="NAME", help="the pods' spec.schedulerName to serve")
+    p.add_argument("--policy", choices=POLICIES, default=DEFAULT_POLICY,
+                   help="how to choose among the feasible nodes (default least-allocated: kube-scheduler's "
+                   "default scoring; most-allocated packs; spread: fewest pods; first-fit: first by name; random)")
+    p.add_argument("--seed", type=int, default=None, help="seed for --policy random (reproducible choices)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="decide and print, but send nothing: no Binding, event, status patch or Lease")
+    p.add_argument("--leader-elect", action="store_true",
+                   help="run only while holding a coordination.k8s.io/v1 Lease (one active instance at a time)")
+    p.add_argument("--lease-namespace", default="kube-system", metavar="NS",
+                   help="namespace of the leader-election Lease (default kube-system)")
+    p.add_argument("--lease-name", default="", metavar="NAME", help="name of the Lease (default: the scheduler name)")
+    p.add_argument("--lease-duration", type=float, default=15.0, metavar="S",
+                   help="seconds a standby waits after the last observed renewal before taking over (default 15)")
+    p.add_argument("--renew-deadline", type=float, default=10.0, metavar="S",
+                   help="seconds the leader keeps trying to renew before giving up leadership (default 10)")
+    p.add_argument("--retry-period", type=float, default=2.0, metavar="S",
+                   help="seconds between acquire and renew attempts (default 2)")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text",
+                   help="text: one line per decision (default); json: one JSON object per line")
+    p.add_argument("-n", "--namespace", metavar="NS", default=argparse.SUPPRESS,
+                   help="schedule the pods of this namespace only (default: the context's)")
+    p.add_argument("-A", "--all-namespaces", action="store_true", default=argparse.SUPPRESS,
+                   help="schedule the pods of every namespace")
+    p.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS,
+                   help="kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config; with none, the lab)")
+    p.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS,
+                   help="kubeconfig context (default: the current context)")
+    p.add_argument("--lab", action="store_true", default=argparse.SUPPRESS,
+                   help="use the embedded lab (simulated cluster) even when a kubeconfig exists")
+    p.add_argument("--scenario", metavar="NAME|PATH", default=argparse.SUPPRESS,
+                   help="lab scenario for --lab (default manual-binding)")
+
+
+def options_from(args: argparse.Namespace) -> SchedulerOptions:
+    """The validated options of the parsed flags (ValueError in words)."""
+    options = SchedulerOptions(
+        scheduler_name=args.scheduler_name, policy=args.policy, dry_run=args.dry_run,
+        leader_elect=args.leader_elect, seed=args.seed, lease_namespace=args.lease_namespace,
+        lease_name=args.lease_name, lease_duration=args.lease_duration, renew_deadline=args.renew_deadline,
+        retry_period=args.retry_period)
+    options.validate()
+    return options
+
+
+def run(settings: Any, args: argparse.Namespace) -> int:
+    """The ``schedule`` subcommand; returns the exit code."""
+    try:
+        options = options_from(args)
+        if getattr(args, "namespace", None) and getattr(args, "all_namespaces", False):
+            raise ValueError("-n/--namespace and -A/--all-namespaces exclude each other")
+    except ValueError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(_main(settings, args, options))
+    return 0
+
+
+async def _main(settings: Any, args: argparse.Namespace, options: SchedulerOptions, out: TextIO | None = None,
+                err: TextIO | None = None) -> int:
+    from observatory.kube.connect import ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
+    from observatory.lab.server import LabError, LabServer
+
+    out, err = out or sys.stdout, err or sys.stderr
+    kubeconfig, context = getattr(args, "kubeconfig", None), getattr(args, "context", None)
+    lab = None
+    if getattr(args, "lab", False) or (not kubeconfig and find_kubeconfig(None) is None and not in_cluster()):
+        lab = LabServer(settings.lab, scenario=getattr(args, "scenario", None) or "manual-binding")
+        try:
+            await lab.start()
+        except (LabError, OSError, ValueError) as exc:
+            print(f"observatory: the embedded lab could not start: {exc}", file=err)
+            return EXIT_STOPPED
+        print(f"Lab API server: {lab.url}\nKubeconfig: {lab.kubeconfig_path}", file=err, flush=True)
+        kubeconfig, context = str(lab.kubeconfig_path), "observatory-lab"
+    try:
+        try:
+            connection = await connect(kubeconfig, context, getattr(args, "namespace", None))
+        except ConnectError as exc:
+            print(f"observatory: {exc}", file=err)
+            return EXIT_USAGE
+        try:
+            await check_reachable(connection)
+        except ConnectError as exc:
+            await connection.close()
+            print(f"observatory: {exc}", file=err)
+            return EXIT_USAGE
+        if getattr(args, "all_namespaces", False) or (lab is not None and not getattr(args, "namespace", None)):
+            namespace = None
+        else:
+            namespace = getattr(args, "namespace", None) or connection.namespace
+        try:
+            return await _serve(connection.api, options, namespace, args.output, out, err)
+        finally:
+            await connection.close()
+    finally:
+        if lab is not None:
+            await lab.stop()
+
+
+async def _serve(api: Any, options: SchedulerOptions, namespace: str | None, output: str, out: TextIO,
+                 err: TextIO) -> int:
+    """Run the scheduler until a signal (0) or a lost Lease (1), printing decisions to ``out``."""
+    from observatory.model.decisions import SchedulerStopped
+    from observatory.scheduler.loop import Scheduler
+
+    def log(line: str) -> None:
+        print(f"{PROG}: {line}", file=err, flush=True)
+
+    scheduler = Scheduler(api, options, namespace=namespace, log=log)
+    scope = f"namespace {namespace}" if namespace else "every namespace"
+    mode = ", dry run: nothing is sent" if options.dry_run else ""
+    election = f", leader election on Lease {options.lease_namespace}/{options.lease_name or options.scheduler_name}" \
+        if options.leader_elect else ""
+    log(f"scheduling the pods with schedulerName {options.scheduler_name} in {scope} (policy {options.policy}"
+        f"{mode}{election}); identity {scheduler.identity}")
+
+    async def consume() -> None:
+        async with contextlib.aclosing(scheduler.decisions()) as decisions:
+            async for decision in decisions:
+                line = json.dumps(decision.to_json()) if output == "json" else decision.summary()
+                out.write(line + "\n")
+                out.flush()
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    consumer = asyncio.create_task(consume())
+    stopper = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({consumer, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if not consumer.done():
+            consumer.cancel()
+        try:
+            await consumer
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            log("stopped.")
+        except SchedulerStopped as exc:
+            log(str(exc))
+            return EXIT_STOPPED
+        except BrokenPipeError:  # the reader went away (| head): stop quietly
+            with contextlib.suppress(AttributeError, OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+            return EXIT_STOPPED
+        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+            log(f"stopped by an unexpected error: {type(exc).__name__}: {exc}")
+            return EXIT_STOPPED
+        return 0
+    finally:
+        stopper.cancel()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

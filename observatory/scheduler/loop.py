@@ -1,0 +1,360 @@
+"""The scheduler program: watch, decide, bind, record; one :class:`SchedulingDecision` per attempt.
+
+What :meth:`Scheduler.decisions` runs, over one kubernetes-asyncio ApiClient (everything through :mod:`observatory.kube`):
+
+1. Three reflectors (list then watch, :class:`~observatory.kube.reflector.Reflector`): the pods waiting for this
+   scheduler, ``fieldSelector=spec.schedulerName=NAME,spec.nodeName=`` in the scheduled namespace (or all); the
+   bound pods of every namespace, ``fieldSelector=spec.nodeName!=``, so what each node already runs is counted; and
+   the nodes. Scheduling starts once all three have listed (``WaitForCacheSync``) and, with leader election, once
+   this instance leads.
+2. Pods go through :class:`~.queue.SchedulingQueue` (priority, then age; backoff 1 s doubling to 10 s). Gated pods
+   (``spec.schedulingGates``) are held out, as the SchedulingGates PreEnqueue plugin does; a pod being deleted
+   when its turn comes gets upstream's ``skip schedule deleting pod: NS/NAME`` FailedScheduling event.
+3. A scheduling cycle runs the one framework (:func:`observatory.scheduling.schedule_one` over a
+   :class:`~observatory.scheduling.Snapshot` kept up to date from the watches) and the ``--policy``
+   (:mod:`.policies`). The chosen pod is *assumed* on its node at once, so the next cycle counts it.
+4. The binding cycle runs concurrently (up to ``bind_concurrency`` Bindings in flight):
+   ``POST /api/v1/namespaces/{ns}/pods/{name}/binding`` (:func:`observatory.kube.binding.post_binding`). 2xx:
+   a Normal ``Scheduled`` event ``Successfully assigned NS/NAME to NODE`` (action ``Binding``). 409 (another binder
+   won the race): final; the assumption is dropped, nothing is retried and no event or status is written (the pod is
+   bound, so there is nothing to report on it; kube-scheduler would record a SchedulerError). Any other failure:
+   ``PodScheduled=False``/``SchedulerError`` and a FailedScheduling event ``binding rejected: running Bind plugin
+   "DefaultBinder": …``, then a retry after the backoff.
+5. No feasible node: a Warning ``FailedScheduling`` event with the FitError text (truncated to 1,024 characters as
+   ``truncateMessage`` does; action ``Scheduling``), and ``PodScheduled=False``/``Unschedulable`` with the full
+   text through ``PATCH pods/{name}/status`` (:func:`~.objects.condition_patch`). The pod waits for a change of the
+   nodes or of the bound pods, and for its backoff.
+6. Dry run: the same decisions, nothing written (no Binding, event, status or Lease); a decided pod is assumed and
+   not tried again unless its spec changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import random
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from observatory import scheduling
+from observatory.kube.binding import post_binding
+from observatory.kube.fetch import ApiError, Unreachable, send_json
+from observatory.kube.reflector import Reflector
+from observatory.lab.simulation.scheduler import truncate_message
+from observatory.model.decisions import SchedulerStopped, SchedulingDecision
+from observatory.model.deltas import Deleted, Relisted, Upserted, WatchState
+from observatory.model.exchange import BindingExchange
+from observatory.scheduler.cache import ClusterCache, pod_key
+from observatory.scheduler.election import LeaderElector
+from observatory.scheduler.events import EventRecorder
+from observatory.scheduler.objects import condition_patch
+from observatory.scheduler.options import SchedulerOptions, field_selector
+from observatory.scheduler.policies import choose
+from observatory.scheduler.queue import SchedulingQueue
+
+__all__ = ["Scheduler", "SchedulerOptions"]
+
+Key = tuple[str, str]
+STRATEGIC = "application/strategic-merge-patch+json"
+UNBOUND, BOUND, NODES = "unbound pods", "bound pods", "nodes"
+
+
+class Scheduler:
+    """One scheduler instance for ``options.scheduler_name`` over ``api`` (a kubernetes-asyncio ApiClient),
+    scheduling the pods of ``namespace`` (None: every namespace). ``log`` gets one sentence per happening that is
+    not a decision (synced, leading, a watch in trouble, a write that failed). ``reflector_options`` are passed to
+    each :class:`~observatory.kube.reflector.Reflector`."""
+
+    def __init__(self, api: Any, options: SchedulerOptions, *, namespace: str | None = None,
+                 log: Callable[[str], None] | None = None,
+                 reflector_options: Mapping[str, Any] | None = None) -> None:
+        options.validate()
+        self.api = api
+        self.options = options
+        self.name = options.scheduler_name
+        self.namespace = namespace
+        self.log = log or (lambda _line: None)
+        self.reflector_options = dict(reflector_options or {})
+        self.hostname = options.hostname or socket.gethostname()
+        self.identity = f"{self.hostname}_{uuid.uuid4()}"
+        self.instance = f"{self.name}-{self.hostname}"
+        self.queue = SchedulingQueue()
+        self.cache = ClusterCache()
+        self.unbound: dict[Key, dict[str, Any]] = {}
+        self.recorder = EventRecorder(api, self.name, self.instance, log=self.log)
+        self.elector: LeaderElector | None = None
+        if options.leader_elect:
+            self.elector = LeaderElector(api, options.lease_namespace, options.lease_name or self.name,
+                                         self.identity, lease_duration=options.lease_duration,
+                                         renew_deadline=options.renew_deadline, retry_period=options.retry_period,
+                                         log=self.log)
+        self.rng = random.Random(options.seed)
+        self._out: asyncio.Queue[SchedulingDecision | BaseException] = asyncio.Queue()
+        self._wake = asyncio.Event()
+        self._synced: set[str] = set()
+        self._ready = asyncio.Event()
+        self._slots = asyncio.Semaphore(options.bind_concurrency)
+        self._binds: set[asyncio.Task[None]] = set()
+        self._writes: set[asyncio.Task[None]] = set()
+        self._states: dict[str, str] = {}
+        self._lease_task: asyncio.Task[None] | None = None
+
+    # -- running -------------------------------------------------------------------------------------------------
+
+    async def decisions(self) -> AsyncIterator[SchedulingDecision]:
+        """Run the scheduler and yield each decision as it is made, until the consumer stops iterating (or the task
+        is cancelled): then the watches stop, Bindings in flight get up to 2 s, and a held Lease is released.
+        Raises :class:`~observatory.model.decisions.SchedulerStopped` when the Lease is lost."""
+        selector = field_selector(self.name)
+        streams = [
+            (UNBOUND, Reflector(self.api, "pods", self.namespace, field_selector=selector, **self.reflector_options)),
+            (BOUND, Reflector(self.api, "pods", None, field_selector="spec.nodeName!=", **self.reflector_options)),
+            (NODES, Reflector(self.api, "nodes", None, **self.reflector_options)),
+        ]
+        tasks = [asyncio.create_task(self._guard(self._consume(name, reflector))) for name, reflector in streams]
+        tasks.append(asyncio.create_task(self._guard(self._schedule_loop())))
+        if not self.options.dry_run:
+            tasks.append(asyncio.create_task(self._guard(self.recorder.maintain())))
+        try:
+            while True:
+                item = await self._out.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            if self._lease_task is not None:
+                tasks.append(self._lease_task)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            pending = self._binds | self._writes
+            if pending:
+                await asyncio.wait(pending, timeout=2.0)
+            for task in self._binds | self._writes:
+                task.cancel()
+            await asyncio.gather(*self._binds, *self._writes, return_exceptions=True)
+            if self.elector is not None and self.elector.is_leader:
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(5.0):
+                        if await self.elector.release():
+                            self.log(f"Released Lease {self.elector.key}.")
+
+    async def _guard(self, coro: Any) -> None:
+        """Run ``coro``; an unexpected exception ends :meth:`decisions` with it instead of vanishing."""
+        try:
+            await coro
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - handed to the consumer
+            self._out.put_nowait(exc)
+
+    def _spawn_write(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    # -- watches -------------------------------------------------------------------------------------------------
+
+    async def _consume(self, stream: str, reflector: Reflector) -> None:
+        async with contextlib.aclosing(reflector.run()) as deltas:
+            async for delta in deltas:
+                if isinstance(delta, WatchState):
+                    self._watch_state(stream, delta)
+                    continue
+                if stream == UNBOUND:
+                    self._apply_unbound(delta)
+                elif (self.cache.apply_bound if stream == BOUND else self.cache.apply_node)(delta):
+                    self._cluster_changed()
+                if isinstance(delta, Relisted) and stream not in self._synced:
+                    self._synced.add(stream)
+                    if len(self._synced) == 3:
+                        self.log(f"Synced: {len(self.cache.nodes)} nodes, {len(self.cache.bound)} bound pods, "
+                                 f"{len(self.unbound)} waiting for {self.name}.")
+                        self._ready.set()
+                        self._wake.set()
+
+    def _watch_state(self, stream: str, state: WatchState) -> None:
+        previous = self._states.get(stream)
+        self._states[stream] = state.state
+        if state.state in ("stale", "forbidden", "resyncing"):
+            self.log(f"The watch of {stream} is {state.state}: {state.detail}".rstrip(": "))
+        elif state.state == "live" and previous in ("stale", "forbidden", "resyncing"):
+            self.log(f"The watch of {stream} is live again.")
+
+    def _offer(self, key: Key, pod: dict[str, Any]) -> None:
+        """Queue a waiting pod, or hold it out (gated, not ours, bound)."""
+        reason = scheduling.not_responsible_reason(pod, self.name)
+        if reason is None or reason == "being deleted":
+            if self.queue.add(key, pod, time.monotonic()):
+                self._wake.set()
+        else:
+            self.queue.remove(key)
+
+    def _apply_unbound(self, delta: Any) -> None:
+        if isinstance(delta, Relisted):
+            fresh = {pod_key(obj): dict(obj) for obj in delta.objs}
+            for key in set(self.unbound) - set(fresh):
+                self.queue.remove(key)
+            self.unbound = fresh
+            for key, pod in fresh.items():
+                self._offer(key, pod)
+        elif isinstance(delta, Upserted):
+            key = pod_key(delta.obj)
+            self.unbound[key] = dict(delta.obj)
+            self._offer(key, self.unbound[key])
+        elif isinstance(delta, Deleted):
+            key = pod_key(delta.obj)
+            self.unbound.pop(key, None)
+            self.queue.remove(key)
+
+    def _cluster_changed(self) -> None:
+        if self.queue.cluster_changed(time.monotonic()):
+            self._wake.set()
+
+    # -- scheduling ----------------------------------------------------------------------------------------------
+
+    async def _schedule_loop(self) -> None:
+        await self._ready.wait()
+        if self.elector is not None:
+            await self.elector.acquire()
+            self._lease_task = asyncio.create_task(self._guard(self._keep_lease(self.elector)))
+        while True:
+            if self.elector is not None and not self.elector.leading.is_set():
+                return  # the Lease is lost: decisions() raises SchedulerStopped
+            key, due = self.queue.pop(time.monotonic())
+            if key is None:
+                self._wake.clear()
+                timeout = None if due is None else max(0.0, due - time.monotonic())
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout)
+                continue
+            await self._slots.acquire()
+            started = False
+            try:
+                started = self._cycle(key)
+            finally:
+                if not started:
+                    self._slots.release()
+            await asyncio.sleep(0)
+
+    async def _keep_lease(self, elector: LeaderElector) -> None:
+        await elector.renew()
+        self._out.put_nowait(SchedulerStopped(
+            f"Lost the Lease {elector.key}: no renewal succeeded within {elector.renew_deadline:g} s, so this "
+            "instance stopped scheduling (kube-scheduler exits the same way)."))
+
+    def _decision(self, pod: Mapping[str, Any], attempt: int, verdicts: Mapping[str, str], *, outcome: str,
+                  node: str | None = None, message: str | None = None, scores: Mapping[str, int] | None = None,
+                  plugin_scores: Mapping[str, Mapping[str, int]] | None = None,
+                  exchange: BindingExchange | None = None) -> SchedulingDecision:
+        meta = pod.get("metadata") or {}
+        return SchedulingDecision(
+            pod=f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}", uid=str(meta.get("uid") or ""),
+            scheduler_name=self.name, policy=self.options.policy, attempt=attempt, verdicts=dict(verdicts),
+            scores=dict(scores or {}), node=node, message=message, exchange=exchange, outcome=outcome,
+            time=datetime.now(UTC), plugin_scores=dict(plugin_scores or {}), dry_run=self.options.dry_run)
+
+    def _cycle(self, key: Key) -> bool:
+        """One scheduling cycle for ``key``; True when a binding cycle was started (it holds a slot)."""
+        pod = self.unbound.get(key)
+        if pod is None:
+            self.queue.remove(key)
+            return False
+        reason = scheduling.not_responsible_reason(pod, self.name)
+        if reason == "being deleted":
+            self.queue.remove(key)
+            message = f"skip schedule deleting pod: {key[0]}/{key[1]}"
+            if not self.options.dry_run:
+                self._spawn_write(self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", message))
+            self._out.put_nowait(self._decision(pod, self.queue.attempts(key) + 1, {}, outcome="skipped",
+                                                message=message))
+            return False
+        if reason is not None:
+            self.queue.remove(key)
+            return False
+        attempt = self.queue.attempts(key) + 1
+        info = scheduling.PodInfo.from_pod(pod)
+        decision = scheduling.schedule_one(info, self.cache.snapshot)
+        verdicts = {n: "" if v.feasible else ", ".join(v.reasons) for n, v in decision.verdicts.items()}
+        if decision.error:
+            self._record_failure(pod, "SchedulerError", decision.error)
+            self.queue.retry(key, time.monotonic())
+            self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="error", message=decision.error))
+            return False
+        choice = choose(self.options.policy, info, decision, self.cache.snapshot, self.rng)
+        if choice.node is None:
+            message = decision.message or scheduling.NO_NODES_AVAILABLE
+            self._record_failure(pod, "Unschedulable", message)
+            self.queue.unschedulable(key, time.monotonic())
+            self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="unschedulable", message=message))
+            return False
+        self.cache.assume(key, dataclasses.replace(info, node_name=choice.node))
+        if self.options.dry_run:
+            self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="dry-run", node=choice.node,
+                                                scores=choice.scores, plugin_scores=choice.plugin_scores))
+            return False
+        task = asyncio.get_running_loop().create_task(self._bind(key, pod, choice, attempt, verdicts))
+        self._binds.add(task)
+        task.add_done_callback(self._binds.discard)
+        return True
+
+    async def _bind(self, key: Key, pod: dict[str, Any], choice: Any, attempt: int,
+                    verdicts: Mapping[str, str]) -> None:
+        """The binding cycle: POST the Binding, then record the outcome."""
+        meta = pod.get("metadata") or {}
+        try:
+            exchange = await post_binding(self.api, key[0], key[1], choice.node, uid=meta.get("uid") or None)
+        finally:
+            self._slots.release()
+        scored = {"scores": choice.scores, "plugin_scores": choice.plugin_scores}
+        if exchange.ok:
+            note = scheduling.scheduled_message(key[0], key[1], choice.node)
+            self._spawn_write(self.recorder.record(pod, "Normal", "Scheduled", "Binding", note))
+            self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="bound", node=choice.node,
+                                                exchange=exchange, **scored))
+            return
+        self.cache.forget(key)
+        message = exchange.status_message or exchange.error or exchange.status_line
+        if exchange.status == 409:
+            self.queue.remove(key)
+            self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="conflict", node=choice.node,
+                                                message=message, exchange=exchange, **scored))
+            return
+        if exchange.status == 404:
+            self.queue.remove(key)
+        else:
+            error = f'binding rejected: running Bind plugin "DefaultBinder": {message}'
+            self._record_failure(self.unbound.get(key, pod), "SchedulerError", error)
+            delay = self.queue.retry(key, time.monotonic())
+            message = f"{error} (retrying in {delay:g} s)"
+            self._wake.set()
+        self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="error", node=choice.node,
+                                            message=message, exchange=exchange, **scored))
+
+    def _record_failure(self, pod: dict[str, Any], reason: str, message: str) -> None:
+        """``handleSchedulingFailure``: the FailedScheduling event, then the PodScheduled=False condition."""
+        if self.options.dry_run:
+            return
+        self._spawn_write(self._fail(pod, reason, message))
+
+    async def _fail(self, pod: dict[str, Any], reason: str, message: str) -> None:
+        await self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
+        patch = condition_patch(pod, reason, message)
+        if patch is None:
+            return
+        ns, name = pod_key(pod)
+        path = f"/api/v1/namespaces/{quote(ns, safe='')}/pods/{quote(name, safe='')}/status"
+        try:
+            await send_json(self.api, "PATCH", path, patch, content_type=STRATEGIC)
+        except ApiError as exc:
+            if exc.status != 404:
+                self.log(f"The PodScheduled condition of {ns}/{name} could not be written ({exc.status}): "
+                         f"{exc.message}")
+        except Unreachable as exc:
+            self.log(f"The PodScheduled condition of {ns}/{name} could not be written: {exc}")

@@ -1,0 +1,75 @@
+"""The options of one scheduler instance (``observatory schedule`` flags, or the TUI's), validated. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from observatory.scheduler.policies import DEFAULT_POLICY, POLICIES
+
+__all__ = ["JITTER_FACTOR", "SchedulerOptions", "check_timings", "escape_selector_value", "field_selector"]
+
+JITTER_FACTOR = 1.2
+"""client-go ``leaderelection.JitterFactor``: acquire retries wait ``retry_period * (1 + rand * 1.2)``."""
+
+
+def escape_selector_value(value: str) -> str:
+    """``fields.EscapeValue``: backslash, comma and equals sign escaped with a backslash."""
+    return value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+
+
+def field_selector(scheduler_name: str) -> str:
+    """The pods waiting for ``scheduler_name``: ``spec.schedulerName=NAME,spec.nodeName=``."""
+    return f"spec.schedulerName={escape_selector_value(scheduler_name)},spec.nodeName="
+
+
+def check_timings(lease_duration: float, renew_deadline: float, retry_period: float) -> None:
+    """``NewLeaderElector``'s validation, in words (ValueError)."""
+    if lease_duration < 1:
+        raise ValueError(f"--lease-duration must be at least 1 second (got {lease_duration:g})")
+    if renew_deadline <= 0 or retry_period <= 0:
+        raise ValueError("--renew-deadline and --retry-period must be greater than zero")
+    if lease_duration <= renew_deadline:
+        raise ValueError(f"--lease-duration ({lease_duration:g} s) must be greater than --renew-deadline "
+                         f"({renew_deadline:g} s)")
+    if renew_deadline <= JITTER_FACTOR * retry_period:
+        raise ValueError(f"--renew-deadline ({renew_deadline:g} s) must be greater than {JITTER_FACTOR} x "
+                         f"--retry-period ({JITTER_FACTOR * retry_period:g} s)")
+
+
+@dataclass(frozen=True)
+class SchedulerOptions:
+    """How one scheduler instance runs. ``scheduler_name``: the pods' ``spec.schedulerName`` it serves (also its
+    events' reportingController and, by default, its Lease's name). ``policy``: one of
+    :data:`~.policies.POLICIES`. ``seed``: for the ``random`` policy. Lease timings in seconds (upstream defaults
+    15, 10, 2). ``hostname``: for ``reportingInstance`` (``NAME-<hostname>``) and the Lease holder identity
+    (``<hostname>_<uuid>``); default the machine's. ``bind_concurrency``: Bindings in flight at once."""
+
+    scheduler_name: str
+    policy: str = DEFAULT_POLICY
+    dry_run: bool = False
+    leader_elect: bool = False
+    seed: int | None = None
+    lease_namespace: str = "kube-system"
+    lease_name: str = ""
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    hostname: str = ""
+    bind_concurrency: int = 16
+
+    def validate(self) -> None:
+        """ValueError, in words, for options that cannot run."""
+        if not self.scheduler_name or self.scheduler_name != self.scheduler_name.strip():
+            raise ValueError(f"--scheduler-name {self.scheduler_name!r} is not a schedulerName: it must be "
+                             "non-empty, without leading or trailing spaces")
+        if not (self.lease_name or self.scheduler_name) or not self.lease_namespace:
+            raise ValueError("--lease-name and --lease-namespace may not be empty")
+        if self.policy not in POLICIES:
+            raise ValueError(f"unknown --policy {self.policy!r}: choose one of {', '.join(POLICIES)}")
+        if self.bind_concurrency < 1:
+            raise ValueError("bind concurrency must be at least 1")
+        if self.leader_elect:
+            if self.dry_run:
+                raise ValueError("--dry-run writes nothing, not even a Lease: it cannot be combined with "
+                                 "--leader-elect")
+            check_timings(self.lease_duration, self.renew_deadline, self.retry_period)

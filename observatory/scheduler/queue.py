@@ -1,0 +1,193 @@
+"""The scheduling queue of ``observatory schedule``: active, backoff and unschedulable pods. Pure, no I/O.
+
+A small model of kube-scheduler's ``PriorityQueue`` (``pkg/scheduler/backend/queue/scheduling_queue.go``), with the
+lab's simulated scheduler's constants (:data:`INITIAL_BACKOFF` 1 s doubling to :data:`MAX_BACKOFF` 10 s,
+:data:`MAX_IN_UNSCHEDULABLE` 5 minutes):
+
+* :meth:`SchedulingQueue.add` queues a pod (again when its spec changed) as active; :meth:`pop` hands out the
+  active pod with the highest priority, then the oldest (creationTimestamp), then by key;
+* after a failed attempt :meth:`unschedulable` parks the pod until the cluster changes
+  (:meth:`cluster_changed`: a node added or updated, a bound pod updated or deleted), and at most
+  :data:`MAX_IN_UNSCHEDULABLE`; even then it is not tried before its backoff,
+  ``INITIAL_BACKOFF * 2 ** (attempts - 1)`` capped at ``MAX_BACKOFF``, has passed;
+* :meth:`retry` (a failed Binding) waits for the backoff only;
+* :meth:`done` takes a pod out while keeping its attempt count, so a later :meth:`add` with the same spec does
+  not queue it again (it is being bound, or was decided in a dry run).
+
+Times are seconds on any monotonic clock the caller passes in.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any
+
+from observatory.lab.simulation.scheduler import INITIAL_BACKOFF, MAX_BACKOFF, MAX_IN_UNSCHEDULABLE
+
+__all__ = ["INITIAL_BACKOFF", "MAX_BACKOFF", "MAX_IN_UNSCHEDULABLE", "SchedulingQueue", "backoff"]
+
+Key = tuple[str, str]
+ACTIVE, BACKOFF, UNSCHEDULABLE, DONE = "active", "backoff", "unschedulable", "done"
+
+
+def backoff(attempts: int, initial: float = INITIAL_BACKOFF, maximum: float = MAX_BACKOFF) -> float:
+    """Seconds before the next try after ``attempts`` failed ones (0 for none)."""
+    if attempts <= 0:
+        return 0.0
+    return min(initial * 2 ** (attempts - 1), maximum)
+
+
+def rank(pod: dict[str, Any]) -> tuple[int, str]:
+    """The queue order of a pod: priority descending, then creationTimestamp ascending."""
+    spec = pod.get("spec") or {}
+    priority = spec.get("priority")
+    priority = priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
+    return (-priority, str((pod.get("metadata") or {}).get("creationTimestamp") or ""))
+
+
+@dataclass
+class _Entry:
+    rank: tuple[int, str]
+    spec: Any
+    state: str = ACTIVE
+    attempts: int = 0
+    not_before: float = 0.0
+    flush_at: float = 0.0
+    generation: int = 0
+
+
+@dataclass
+class SchedulingQueue:
+    """Pods waiting for a scheduling attempt, keyed by ``(namespace, name)``."""
+
+    initial_backoff: float = INITIAL_BACKOFF
+    max_backoff: float = MAX_BACKOFF
+    max_in_unschedulable: float = MAX_IN_UNSCHEDULABLE
+    _entries: dict[Key, _Entry] = field(default_factory=dict)
+    _active: list[tuple[tuple[int, str], Key, int]] = field(default_factory=list)
+    _timed: list[tuple[float, Key, int]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return sum(1 for e in self._entries.values() if e.state != DONE)
+
+    def __contains__(self, key: object) -> bool:
+        entry = self._entries.get(key)  # type: ignore[arg-type]
+        return entry is not None and entry.state != DONE
+
+    def state(self, key: Key) -> str | None:
+        """``active``, ``backoff``, ``unschedulable``, ``done`` or None (unknown)."""
+        entry = self._entries.get(key)
+        return entry.state if entry else None
+
+    def attempts(self, key: Key) -> int:
+        entry = self._entries.get(key)
+        return entry.attempts if entry else 0
+
+    def _activate(self, key: Key, entry: _Entry) -> None:
+        entry.state = ACTIVE
+        entry.generation += 1
+        heapq.heappush(self._active, (entry.rank, key, entry.generation))
+
+    def _wait_until(self, key: Key, entry: _Entry, state: str, when: float) -> None:
+        entry.state = state
+        entry.generation += 1
+        heapq.heappush(self._timed, (when, key, entry.generation))
+
+    def add(self, key: Key, pod: dict[str, Any], now: float) -> bool:
+        """Queue ``pod`` if it is new, or if its spec changed since it was last queued (then it is tried again,
+        after any backoff still running). Returns whether the queue changed."""
+        spec = pod.get("spec")
+        entry = self._entries.get(key)
+        if entry is not None and entry.spec == spec:
+            return False
+        if entry is None:
+            entry = self._entries[key] = _Entry(rank(pod), spec)
+        else:
+            entry.rank, entry.spec = rank(pod), spec
+        if entry.not_before > now:
+            self._wait_until(key, entry, BACKOFF, entry.not_before)
+        else:
+            self._activate(key, entry)
+        return True
+
+    def remove(self, key: Key) -> None:
+        """Forget the pod (deleted, bound, gated, or no longer ours)."""
+        self._entries.pop(key, None)
+
+    def done(self, key: Key) -> None:
+        """Out of the queue, but remembered with its spec: its Binding is in flight, or a dry run decided it."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            entry.state = DONE
+            entry.generation += 1
+
+    def unschedulable(self, key: Key, now: float) -> float:
+        """A failed attempt: wait for a cluster change (or :attr:`max_in_unschedulable`) and the backoff. Returns the
+        backoff in seconds."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return 0.0
+        entry.attempts += 1
+        delay = backoff(entry.attempts, self.initial_backoff, self.max_backoff)
+        entry.not_before = now + delay
+        entry.flush_at = now + self.max_in_unschedulable
+        self._wait_until(key, entry, UNSCHEDULABLE, entry.flush_at)
+        return delay
+
+    def retry(self, key: Key, now: float) -> float:
+        """A failed Binding: try again after the backoff. Returns the backoff in seconds."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return 0.0
+        entry.attempts += 1
+        delay = backoff(entry.attempts, self.initial_backoff, self.max_backoff)
+        entry.not_before = now + delay
+        self._wait_until(key, entry, BACKOFF, entry.not_before)
+        return delay
+
+    def cluster_changed(self, now: float) -> bool:
+        """Nodes or bound pods changed: every unschedulable pod moves on (to active, or to backoff while its backoff
+        runs). Returns whether any pod moved."""
+        moved = False
+        for key, entry in self._entries.items():
+            if entry.state != UNSCHEDULABLE:
+                continue
+            moved = True
+            if entry.not_before > now:
+                self._wait_until(key, entry, BACKOFF, entry.not_before)
+            else:
+                self._activate(key, entry)
+        return moved
+
+    def _promote(self, now: float) -> None:
+        while self._timed and self._timed[0][0] <= now:
+            _, key, generation = heapq.heappop(self._timed)
+            entry = self._entries.get(key)
+            if entry is None or entry.generation != generation:
+                continue
+            if entry.state == UNSCHEDULABLE and entry.not_before > now:  # flushed, but still backing off
+                self._wait_until(key, entry, BACKOFF, entry.not_before)
+            else:
+                self._activate(key, entry)
+
+    def pop(self, now: float) -> tuple[Key | None, float | None]:
+        """The next pod to try now, and None with the time the next waiting pod becomes due (None: nothing waits
+        on a timer) when no pod is active. A popped pod is ``done`` until :meth:`unschedulable`, :meth:`retry`,
+        :meth:`remove` or an :meth:`add` with a changed spec."""
+        self._promote(now)
+        while self._active:
+            _, key, generation = heapq.heappop(self._active)
+            entry = self._entries.get(key)
+            if entry is None or entry.generation != generation or entry.state != ACTIVE:
+                continue
+            entry.state = DONE
+            entry.generation += 1
+            return key, None
+        while self._timed:
+            when, key, generation = self._timed[0]
+            entry = self._entries.get(key)
+            if entry is not None and entry.generation == generation:
+                return None, when
+            heapq.heappop(self._timed)
+        return None, None
