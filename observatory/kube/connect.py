@@ -9,35 +9,44 @@ Where the configuration comes from, in kubectl's order (``clientcmd``'s loading 
 4. else, inside a pod, the service account (``KUBERNETES_SERVICE_HOST``/``_PORT`` and the token file);
 5. else nothing: the command line starts the embedded lab.
 
-Several files are merged with kubernetes-asyncio's ``KubeConfigMerger``, which keeps the first definition of each
-cluster, user and context as kubectl does. It lets a later file's ``current-context`` override an earlier one, where
-kubectl keeps the first non-empty one, so :func:`connect` puts kubectl's choice back before selecting the context.
+Several files are merged as kubectl merges them (:mod:`observatory.kube.kubeconfig`: first definition of each
+cluster, user and context wins, the first non-empty ``current-context`` wins, relative paths are resolved against the
+file that names them). Requests go through the proxy kubectl would use (:mod:`observatory.kube.proxy`: the cluster's
+``proxy-url``, else ``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY`` with Go's rules). An exec credential plugin
+(:mod:`observatory.kube.exec_plugin`) runs here, before any UI takes the terminal, and again before a request once
+its token has expired.
 
 Every failure is a :class:`ConnectError` whose text is one paragraph for a person: what failed, the files, context
-or server involved, and the hint to run ``observatory --lab``. Tokens, passwords and key material never appear in it.
+or server involved, the contexts to choose from when choosing another would help, and the hint to run
+``observatory --lab``. Tokens, passwords and key material never appear in it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
+import atexit
+import contextlib
+import json
 import logging
 import os
 import re
 import ssl
-from urllib.parse import urlsplit
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
-import yaml
 from kubernetes_asyncio import client
 from kubernetes_asyncio.config import ConfigException, load_incluster_config
-from kubernetes_asyncio.config.kube_config import KubeConfigLoader, KubeConfigMerger
+from kubernetes_asyncio.config.kube_config import KubeConfigLoader
 
-from observatory.kube.credentials import auth_kind, cluster_tls, loaded_secrets, token_file_secrets
+from observatory.kube.credentials import (auth_kind, cluster_tls, kubeconfig_secrets, loaded_secrets,
+                                          token_file_secrets)
+from observatory.kube.exec_plugin import CredentialError, ExecPlugin
+from observatory.kube.kubeconfig import KubeconfigError, MergedKubeconfig, check_credential_sources, load_kubeconfig
+from observatory.kube.proxy import ProxyError, choose_proxy, proxy_secrets, safe_proxy
 from observatory.kube.transport import describe_transport_error, safe_server
 
 __all__ = ["Connection", "ConnectError", "LAB_HINT", "check_reachable", "connect", "find_kubeconfig",
@@ -52,9 +61,6 @@ LAB_HINT = "Run `observatory --lab` to use the embedded lab instead."
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 """Where Kubernetes mounts a pod's service account: ``token``, ``ca.crt`` and ``namespace`` (patched in tests)."""
 
-_SECRET_KEYS = ("token", "password", "client-key-data", "client-certificate-data", "id-token", "refresh-token",
-                "access-token", "client-secret")
-
 
 @dataclass(frozen=True)
 class Connection:
@@ -65,9 +71,10 @@ class Connection:
     Facts for the equivalent commands (:mod:`observatory.model.commands`), none a credential: ``kubeconfig_files``
     (merge order; empty in-cluster); ``kubeconfig``, the one file or the ``os.pathsep``-joined list, None
     in-cluster; ``auth``, one of ``AUTH_KINDS`` (:func:`~observatory.kube.credentials.auth_kind`; in-cluster
-    ``"token"``); ``ca``, a CA is configured; ``insecure``, ``insecure-skip-tls-verify``. ``secrets`` (not in the
-    repr): every credential value known at connect time, for redaction: the users' tokens, passwords, key data and
-    auth-provider secrets, the ``tokenFile`` content, and what the client loaded (bearer token, client key)."""
+    ``"token"``); ``ca``, a CA is configured; ``insecure``, ``insecure-skip-tls-verify``; ``proxy``, the proxy
+    requests go through (without its password), or None. ``secrets`` (not in the repr): every credential value
+    known at connect time, for redaction: the users' tokens, passwords, key data and auth-provider secrets, the
+    ``tokenFile`` content, what the client loaded (bearer token, client key) and a proxy password."""
 
     api: client.ApiClient = field(repr=False)
     context: str
@@ -80,6 +87,7 @@ class Connection:
     insecure: bool = False
     kubeconfig_files: tuple[str, ...] = ()
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
+    proxy: str | None = None
 
     async def close(self) -> None:
         """Close the client's HTTP session (idempotent)."""
@@ -89,10 +97,11 @@ class Connection:
 class ConnectError(Exception):
     """The kubeconfig cannot be used or the cluster cannot be reached. ``str()`` is one readable paragraph ending
     with :data:`LAB_HINT`; ``reason`` is a short machine-readable code (``"missing-file"``, ``"unparsable"``,
-    ``"empty"``, ``"unknown-context"``, ``"no-current-context"``, ``"missing-cluster"``, ``"missing-user"``, ``"bad-certificate"``,
-    ``"no-kubeconfig"``, ``"invalid"``, ``"in-cluster"``, ``"refused"``, ``"dns"``, ``"tls"``, ``"timeout"``,
-    ``"unauthorized"``, ``"http"``, ``"unreachable"``); ``contexts`` lists the context names when choosing another
-    one with ``--context`` would help."""
+    ``"empty"``, ``"unknown-context"``, ``"no-current-context"``, ``"missing-cluster"``, ``"missing-user"``,
+    ``"bad-certificate"``, ``"no-kubeconfig"``, ``"invalid"``, ``"in-cluster"``, ``"exec"`` (a credential plugin
+    failed), ``"proxy"`` (a proxy setting is unusable, or the proxy refused), ``"refused"``, ``"dns"``, ``"tls"``,
+    ``"timeout"``, ``"unauthorized"``, ``"http"``, ``"unreachable"``, ``"credentials"``); ``contexts`` lists the
+    context names when choosing another one with ``--context`` would help."""
 
     def __init__(self, message: str, reason: str, contexts: tuple[str, ...] = ()) -> None:
         text = " ".join(message.split())
@@ -140,10 +149,11 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
     """Build a :class:`Connection` from the kubeconfig (see the module docstring) or the in-cluster configuration.
 
     ``context`` overrides the current-context; ``namespace`` overrides the context's namespace. Nothing is sent to
-    the server (see :func:`check_reachable`); an exec credential plugin, if configured, runs here.
-    Raises :class:`ConnectError` for a missing file, unparsable YAML, an unknown or unset context, a context whose
-    cluster or user is not defined, a cluster without a server, unusable certificate data, and no configuration at
-    all.
+    the server (see :func:`check_reachable`); an exec credential plugin, if configured, runs here (its standard
+    error goes to the terminal, as with kubectl). Raises :class:`ConnectError` for a missing file, unparsable YAML,
+    an unknown or unset context (listing the contexts), a context whose cluster or user is not defined, a cluster
+    without a server, unusable or unreadable certificate data or files, an unusable proxy setting, a failing exec
+    plugin (quoting its standard error), and no configuration at all.
     """
     files = find_kubeconfig(kubeconfig)
     if files is None:
@@ -154,42 +164,98 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
                   else "KUBECONFIG is not set and ~/.kube/config does not exist")
         raise ConnectError(f"No kubeconfig was found: {looked}, and this is not running inside a pod. Pass a file "
                            "with --kubeconfig PATH.", "no-kubeconfig")
-    docs = [(path, _read_kubeconfig(path)) for path in files]
-    usable = [path for path, doc in docs if doc]
-    where = _files(files)
-    if not usable:
-        raise ConnectError(f"The kubeconfig {where} is empty: it defines no clusters, users or contexts.", "empty")
-    secrets = _collect_secrets(doc for _, doc in docs)
     try:
-        merged = _merge(usable)
-    except (ConfigException, KeyError, TypeError, ValueError, OSError, yaml.YAMLError) as exc:
-        raise ConnectError(f"The kubeconfig {where} cannot be merged: {_redact(str(exc), secrets)}.",
-                           "invalid") from None
-    # kubectl: the first file that sets a non-empty current-context wins (KubeConfigMerger keeps the last one).
-    current = next((doc.get("current-context") for _, doc in docs if doc and doc.get("current-context")), "")
-    merged.value["current-context"] = current
-    names = tuple(str(c.get("name")) for c in _entries(merged, "contexts"))
-    name = context or current
-    if not name:
-        listed = f"Contexts defined: {', '.join(names)}." if names else "It defines no contexts."
-        raise ConnectError(f"The kubeconfig {where} sets no current-context, so there is no cluster to connect to. "
-                           f"{listed} Choose one with --context NAME.", "no-current-context", names)
-    ctx = _named(merged, "contexts", name)
-    if ctx is None:
-        origin = "--context" if context else "its current-context"
-        listed = f"the contexts it defines are {', '.join(names)}" if names else "it defines no contexts"
-        raise ConnectError(f'The kubeconfig {where} has no context named "{name}" (asked for by {origin}); '
-                           f"{listed}. Choose one with --context NAME.", "unknown-context", names)
-    body = ctx.get("context") or {}
+        merged = load_kubeconfig(files)
+    except KubeconfigError as exc:
+        raise ConnectError(str(exc), exc.reason) from None
+    where = _files(files)
+    if merged.empty:
+        raise ConnectError(f"The kubeconfig {where} is empty: it defines no clusters, users or contexts.", "empty")
+    secrets = kubeconfig_secrets(merged.documents)
+    name, body, names = _choose_context(merged, context, where)
     cluster_name, user_name = str(body.get("cluster") or ""), str(body.get("user") or "")
-    cluster = _named(merged, "clusters", cluster_name)
-    if cluster is None or not isinstance(cluster.get("cluster"), dict):
+    others = _pick_another(names, name)
+    cluster = merged.resolved("clusters", cluster_name)
+    if cluster is None:
         raise ConnectError(f'Context "{name}" in the kubeconfig {where} refers to cluster "{cluster_name}", which '
-                           "is not defined there.", "missing-cluster", names)
-    server = str(cluster["cluster"].get("server") or "")
+                           f"is not defined there.{others}", "missing-cluster", names)
+    server = _check_server(cluster, cluster_name, name, where, names, others)
+    user = merged.resolved("users", user_name) if user_name else None
+    if user_name and user is None:
+        raise ConnectError(f'Context "{name}" in the kubeconfig {where} refers to user "{user_name}", which is not '
+                           f"defined there.{others}", "missing-user", names)
+    try:
+        check_credential_sources(cluster_name, cluster, user_name, user, f'context "{name}", kubeconfig {where}')
+    except KubeconfigError as exc:
+        raise ConnectError(str(exc), exc.reason, names) from None
+    try:
+        proxy = choose_proxy(server, cluster.get("proxy-url"))
+    except ProxyError as exc:
+        raise ConnectError(f'The proxy for context "{name}" (kubeconfig {where}) cannot be used: {exc}.', "proxy",
+                           names) from None
+    plugin = None
+    if user and isinstance(user.get("exec"), dict):
+        plugin = ExecPlugin(user["exec"], user_name, cluster)
+        try:
+            await plugin.run()
+        except CredentialError as exc:
+            raise ConnectError(f'Context "{name}" in the kubeconfig {where} cannot be used: {exc}', "exec",
+                               names) from None
+    cfg = client.Configuration()
+    try:
+        loader = KubeConfigLoader(config_dict=_minified(name, body, cluster_name, cluster, user_name, user),
+                                  config_base_path="", active_context=name)
+        await loader.load_and_set(cfg)
+    except (ConfigException, OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
+        detail = _redact(str(exc), secrets) or type(exc).__name__
+        raise ConnectError(f'Context "{name}" in the kubeconfig {where} cannot be used: {detail}.',
+                           "invalid", names) from None
+    cfg.proxy = proxy
+    if plugin is not None:
+        _use_plugin(cfg, plugin)
+    api = _api_client(cfg, f'context "{name}" in the kubeconfig {where}')
+    ns = namespace or str(body.get("namespace") or "") or "default"
+    user_body = user or {}
+    secrets |= token_file_secrets(user_body, None) | loaded_secrets(cfg) | proxy_secrets(proxy)
+    ca, insecure = cluster_tls(cluster)
+    return Connection(api=api, context=name, server=cfg.host.rstrip("/"), namespace=ns, source="kubeconfig",
+                      kubeconfig=os.pathsep.join(files), auth=auth_kind(user_body), ca=ca, insecure=insecure,
+                      kubeconfig_files=tuple(files), secrets=frozenset(secrets),
+                      proxy=safe_proxy(proxy) if proxy else None)
+
+
+def _pick_another(names: tuple[str, ...], exclude: str | None = None) -> str:
+    """`` It defines the contexts a, b: use --context NAME to pick one.`` (empty when there is nothing to pick)."""
+    choices = [n for n in names if n != exclude]
+    if not choices:
+        return "" if exclude else " It defines no contexts."
+    which = ("the context" if len(choices) == 1 else "the contexts") if exclude is None else \
+        ("one other context," if len(choices) == 1 else "other contexts,")
+    return f" It defines {which} {', '.join(choices)}: use --context NAME to pick one."
+
+
+def _choose_context(merged: MergedKubeconfig, context: str | None,
+                    where: str) -> tuple[str, dict[str, Any], tuple[str, ...]]:
+    """``(name, context body, every context name)``: ``--context``, else the merged current-context."""
+    names = merged.names("contexts")
+    name = context or merged.current_context
+    if not name:
+        raise ConnectError(f"The kubeconfig {where} sets no current-context, so there is no cluster to connect to."
+                           f"{_pick_another(names)}", "no-current-context", names)
+    body = merged.get("contexts", name)
+    if body is None:
+        origin = "--context" if context else "its current-context"
+        raise ConnectError(f'The kubeconfig {where} has no context named "{name}" (asked for by {origin}).'
+                           f"{_pick_another(names)}", "unknown-context", names)
+    return name, body, names
+
+
+def _check_server(cluster: dict[str, Any], cluster_name: str, name: str, where: str, names: tuple[str, ...],
+                  others: str) -> str:
+    server = str(cluster.get("server") or "")
     if not server:
         raise ConnectError(f'Cluster "{cluster_name}" of context "{name}" in the kubeconfig {where} has no server '
-                           "address.", "missing-cluster", names)
+                           f"address.{others}", "missing-cluster", names)
     try:
         parts = urlsplit(server)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
@@ -198,35 +264,41 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
     except ValueError as exc:
         raise ConnectError(f'The server address "{server}" of cluster "{cluster_name}" in the kubeconfig {where} is '
                            f"not a valid URL ({exc}).", "invalid", names) from None
-    user = _named(merged, "users", user_name) if user_name else None
-    if user_name and (user is None or not isinstance(user.get("user") or {}, dict)):
-        raise ConnectError(f'Context "{name}" in the kubeconfig {where} refers to user "{user_name}", which is not '
-                           "defined there.", "missing-user", names)
-    _check_base64(cluster["cluster"], ("certificate-authority-data",), f'cluster "{cluster_name}"', name, where)
-    _check_base64((user or {}).get("user") or {}, ("client-certificate-data", "client-key-data"),
-                  f'user "{user_name}"', name, where)
-    cfg = client.Configuration()
-    try:
-        loader = KubeConfigLoader(config_dict=merged, config_base_path=None, active_context=name)
-        await loader.load_and_set(cfg)
-    except (ConfigException, OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
-        detail = _redact(str(exc), secrets) or type(exc).__name__
-        if isinstance(exc, OSError) and exc.strerror:  # e.g. an exec plugin command that does not exist
-            detail = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
-        reason = "bad-certificate" if "File does not exist" in detail else "invalid"
-        raise ConnectError(f'Context "{name}" in the kubeconfig {where} cannot be used: {detail}.',
-                           reason, names) from None
-    api = _api_client(cfg, f'context "{name}" in the kubeconfig {where}')
-    _refresh_exec_tokens(loader, cfg)
-    ns = namespace or str(body.get("namespace") or "") or "default"
-    user_body = (user or {}).get("user") or {}
-    defined_in = next((path for path, doc in docs if any(u.get("name") == user_name
-                                                          for u in (doc or {}).get("users") or [])), files[0])
-    secrets |= token_file_secrets(user_body, os.path.dirname(os.path.abspath(defined_in))) | loaded_secrets(cfg)
-    ca, insecure = cluster_tls(cluster["cluster"])
-    return Connection(api=api, context=name, server=cfg.host.rstrip("/"), namespace=ns, source="kubeconfig",
-                      kubeconfig=os.pathsep.join(files), auth=auth_kind(user_body), ca=ca, insecure=insecure,
-                      kubeconfig_files=tuple(files), secrets=frozenset(secrets))
+    return server
+
+
+def _minified(name: str, body: dict[str, Any], cluster_name: str, cluster: dict[str, Any], user_name: str,
+              user: dict[str, Any] | None) -> dict[str, Any]:
+    """The one context, its cluster and its user (paths absolute, no exec: :class:`ExecPlugin` runs it) for
+    kubernetes-asyncio's loader."""
+    users = [{"name": user_name, "user": {k: v for k, v in user.items() if k != "exec"}}] if user else []
+    return {"apiVersion": "v1", "kind": "Config", "current-context": name,
+            "contexts": [{"name": name, "context": body}],
+            "clusters": [{"name": cluster_name, "cluster": cluster}], "users": users}
+
+
+def _use_plugin(cfg: client.Configuration, plugin: ExecPlugin) -> None:
+    """Send the plugin's credential: a token through a refresh hook that runs the plugin again once it expires
+    (kubernetes-asyncio awaits ``refresh_api_key_hook`` before every request), or a client certificate."""
+    if plugin.token is not None:
+        cfg.api_key["BearerToken"] = f"Bearer {plugin.token}"
+
+        async def refresh(configuration: client.Configuration) -> None:
+            configuration.api_key["BearerToken"] = f"Bearer {await plugin.bearer()}"
+
+        cfg.refresh_api_key_hook = refresh
+        return
+    cfg.cert_file = _private_file(plugin.cert_pem or b"")
+    cfg.key_file = _private_file(plugin.key_pem or b"")
+
+
+def _private_file(data: bytes) -> str:
+    """A temporary file only the user can read, holding ``data``; removed when the interpreter exits."""
+    fd, path = tempfile.mkstemp(prefix="observatory-exec-")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+    return path
 
 
 async def _connect_in_cluster(namespace: str | None) -> Connection:
@@ -234,7 +306,8 @@ async def _connect_in_cluster(namespace: str | None) -> Connection:
     try:
         load_incluster_config(client_configuration=cfg, token_filename=str(SERVICE_ACCOUNT_DIR / "token"),
                               cert_filename=str(SERVICE_ACCOUNT_DIR / "ca.crt"))
-    except (ConfigException, OSError) as exc:
+        cfg.proxy = choose_proxy(cfg.host, None)
+    except (ConfigException, OSError, ProxyError) as exc:
         raise ConnectError(f"The in-cluster configuration (service account in {SERVICE_ACCOUNT_DIR}) cannot be "
                            f"used: {exc}", "in-cluster") from None
     api = _api_client(cfg, f"the in-cluster service account ({SERVICE_ACCOUNT_DIR})")
@@ -246,11 +319,15 @@ async def _connect_in_cluster(namespace: str | None) -> Connection:
             ns = ""
     secrets = token_file_secrets({"tokenFile": str(SERVICE_ACCOUNT_DIR / "token")}, None) | loaded_secrets(cfg)
     return Connection(api=api, context="in-cluster", server=cfg.host.rstrip("/"), namespace=ns or "default",
-                      source="in-cluster", auth="token", ca=bool(cfg.ssl_ca_cert), secrets=frozenset(secrets))
+                      source="in-cluster", auth="token", ca=bool(cfg.ssl_ca_cert), secrets=frozenset(secrets),
+                      proxy=safe_proxy(cfg.proxy) if cfg.proxy else None)
 
 
 def _api_client(cfg: client.Configuration, what: str) -> client.ApiClient:
-    """The ApiClient for ``cfg``; unusable CA or client certificate files become a ConnectError naming ``what``."""
+    """The ApiClient for ``cfg``; unusable CA or client certificate files become a ConnectError naming ``what``.
+
+    The proxy is ``cfg.proxy`` alone (chosen with kubectl's rules): aiohttp's ``trust_env``, which kubernetes-asyncio
+    turns on, would apply Python's different environment rules (and read ``~/.netrc``), so it is turned off."""
     try:
         ssl.create_default_context(cafile=cfg.ssl_ca_cert)
     except (ssl.SSLError, OSError, ValueError) as exc:
@@ -264,111 +341,11 @@ def _api_client(cfg: client.Configuration, what: str) -> client.ApiClient:
         except (ssl.SSLError, OSError, ValueError):
             raise ConnectError(f"The client certificate and key of {what} cannot be used: they are not PEM, or the "
                                "key does not belong to the certificate.", "bad-certificate") from None
-    return client.ApiClient(cfg)
-
-
-def _refresh_exec_tokens(loader: KubeConfigLoader, cfg: client.Configuration) -> None:
-    """Exec-plugin tokens that carry an expirationTimestamp are renewed before a request once they expire."""
-    if not hasattr(loader, "exec_plugin_expiry"):
-        return
-
-    async def refresh(configuration: client.Configuration) -> None:
-        await loader.load_from_exec_plugin()  # a no-op until the token is about to expire
-        configuration.api_key["BearerToken"] = loader.token
-
-    cfg.refresh_api_key_hook = refresh
-
-
-def _read_kubeconfig(path: str) -> dict[str, Any] | None:
-    """One file parsed as YAML: a mapping, or None for an empty file. Raises ConnectError naming the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConnectError(f"Cannot load the kubeconfig: the file {path} does not exist.", "missing-file") from None
-    except IsADirectoryError:
-        raise ConnectError(f"Cannot load the kubeconfig: {path} is a directory, not a file.", "missing-file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        detail = getattr(exc, "strerror", None) or "it is not UTF-8 text"
-        raise ConnectError(f"Cannot read the kubeconfig {path}: {detail}.", "missing-file") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "unreadable"
-        raise ConnectError(f"Cannot load the kubeconfig {path}: it is not valid YAML ({problem}{where}).",
-                           "unparsable") from None
-    if doc is None:
-        return None
-    if not isinstance(doc, dict):
-        raise ConnectError(f"Cannot load the kubeconfig {path}: it is YAML but not a kubeconfig (a mapping with "
-                           f"clusters, contexts and users was expected, not a {type(doc).__name__}).", "unparsable")
-    for section in ("clusters", "contexts", "users"):
-        entries = doc.get(section)
-        if entries is None:
-            continue
-        if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("name"), str)
-                                                    for e in entries):
-            raise ConnectError(f"Cannot load the kubeconfig {path}: its {section} must be a list of entries, each "
-                               "with a name.", "unparsable")
-    return doc
-
-
-def _merge(paths: list[str]) -> Any:
-    """kubernetes-asyncio's merge of the files (first definition of a name wins) as its ConfigNode."""
-    if len(paths) == 1 and os.pathsep in paths[0]:  # the merger splits on the separator: load such a file alone
-        from kubernetes_asyncio.config.kube_config import ConfigNode
-        with open(paths[0], encoding="utf-8") as handle:
-            return ConfigNode(paths[0], yaml.safe_load(handle), paths[0])
-    merged = KubeConfigMerger(os.pathsep.join(paths)).config
-    if merged is None:
-        raise ValueError("no file could be loaded")
-    return merged
-
-
-def _entries(merged: Any, section: str) -> list[dict[str, Any]]:
-    out = []
-    for entry in merged.value.get(section) or []:
-        value = getattr(entry, "value", entry)
-        if isinstance(value, dict):
-            out.append(value)
-    return out
-
-
-def _named(merged: Any, section: str, name: str) -> dict[str, Any] | None:
-    return next((e for e in _entries(merged, section) if e.get("name") == name), None)
-
-
-def _check_base64(obj: dict[str, Any], keys: tuple[str, ...], owner: str, context: str, where: str) -> None:
-    for key in keys:
-        value = obj.get(key)
-        if value is None:
-            continue
-        try:
-            base64.b64decode(str(value), validate=True)
-        except (binascii.Error, ValueError):
-            raise ConnectError(f"The {key} of {owner} (context \"{context}\", kubeconfig {where}) is not valid "
-                               "base64.", "bad-certificate") from None
-
-
-def _collect_secrets(docs: Any) -> set[str]:
-    """Every credential value in the files (user tokens, passwords, key data, auth-provider config) for redaction."""
-    secrets: set[str] = set()
-
-    def walk(node: Any, key: str = "") -> None:
-        if isinstance(node, dict):
-            for k, v in node.items():
-                walk(v, str(k))
-        elif isinstance(node, list):
-            for v in node:
-                walk(v, key)
-        elif isinstance(node, str) and len(node) >= 4 and (key in _SECRET_KEYS or "secret" in key.lower()):
-            secrets.add(node)
-
-    for doc in docs:
-        for user in (doc or {}).get("users") or []:
-            walk(user)
-    return secrets
+    api = client.ApiClient(cfg)
+    session = getattr(api.rest_client, "pool_manager", None)
+    if session is not None and hasattr(session, "_trust_env"):
+        session._trust_env = False
+    return api
 
 
 def _redact(text: str, secrets: set[str]) -> str:
@@ -384,27 +361,41 @@ def _files(files: list[str]) -> str:
 
 
 async def check_reachable(conn: Connection, timeout: float = 5.0) -> None:
-    """GET ``/version`` within ``timeout`` seconds. Returns when the server answers 2xx (or 403: reachable, the
-    credentials were accepted, and the watches will report what is forbidden). Raises :class:`ConnectError` for
-    connection refused, DNS failure, TLS verification failure, timeout, 401 (credentials rejected) and any other
+    """GET ``/version`` within ``timeout`` seconds. Returns when the server answers 2xx (or a 403 Status:
+    reachable, the credentials were accepted, and the watches will report what is forbidden). Raises
+    :class:`ConnectError` for connection refused, DNS failure, TLS verification failure, timeout, a proxy that
+    refuses or answers in the API server's stead, a failing exec plugin, 401 (credentials rejected) and any other
     answer that is not from a working API server."""
     where = f'context "{conn.context}"'
+    via = f" through the proxy {conn.proxy}" if conn.proxy else ""
     try:
         async with asyncio.timeout(timeout):
             resp = await conn.api.call_api("/version", "GET", header_params={"Accept": "application/json"},
                                            auth_settings=["BearerToken"], _preload_content=False,
                                            _request_timeout=timeout)
             try:
-                await resp.read()
+                data = await resp.read()
             finally:
                 resp.release()
     except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ssl.SSLError) as exc:
         reason, sentence = describe_transport_error(exc, conn.server, timeout)
-        raise ConnectError(f"Cannot reach the cluster of {where}. {sentence}", reason) from None
+        raise ConnectError(f"Cannot reach the cluster of {where}{via}. {sentence}", reason) from None
     server = safe_server(conn.server)
+    if conn.proxy and resp.status >= 300 and not _is_status(data):
+        raise ConnectError(f"The proxy {conn.proxy} answered GET {server}/version for {where} itself, with "
+                           f"{resp.status} {resp.reason or ''}, instead of passing the request on to the API "
+                           "server.", "proxy")
     if resp.status == 401:
         raise ConnectError(f"{server} rejected the credentials of {where} (401 Unauthorized): the token or client "
                            "certificate is wrong or has expired.", "unauthorized")
     if resp.status >= 300 and resp.status != 403:
-        raise ConnectError(f"{server} ({where}) answered GET /version with {resp.status} {resp.reason or ''}, so it "
-                           "is not a working Kubernetes API server.", "http")
+        raise ConnectError(f"{server} ({where}{via}) answered GET /version with {resp.status} {resp.reason or ''}, "
+                           "so it is not a working Kubernetes API server.", "http")
+
+
+def _is_status(data: bytes) -> bool:
+    """The body is a Kubernetes ``Status`` object (what an API server sends with an error)."""
+    with contextlib.suppress(ValueError, UnicodeDecodeError):
+        doc = json.loads(data)
+        return isinstance(doc, dict) and doc.get("kind") == "Status"
+    return False

@@ -4,6 +4,7 @@
 
 * :func:`auth_kind`: how the user authenticates, one of :data:`observatory.model.commands.AUTH_KINDS`;
 * :func:`cluster_tls`: whether a CA is configured and whether TLS verification is skipped;
+* :func:`kubeconfig_secrets`: every credential value written in the kubeconfig files' users;
 * :func:`loaded_secrets`: the credential values kubernetes-asyncio loaded (bearer token, also from ``tokenFile``,
   an exec plugin or an auth-provider; basic-auth password; the client key), to redact wherever text is written.
 
@@ -19,10 +20,13 @@ from typing import Any
 
 from kubernetes_asyncio import client
 
-__all__ = ["auth_kind", "cluster_tls", "loaded_secrets", "token_file_secrets"]
+__all__ = ["auth_kind", "cluster_tls", "kubeconfig_secrets", "loaded_secrets", "token_file_secrets"]
 
 _MIN_SECRET = 4
 """Shorter values are not redacted (see :func:`observatory.model.transcript.redact`)."""
+
+_SECRET_KEYS = ("token", "password", "client-key-data", "client-certificate-data", "id-token", "refresh-token",
+                "access-token", "client-secret")
 
 
 def auth_kind(user: Mapping[str, Any] | None) -> str:
@@ -52,6 +56,27 @@ def cluster_tls(cluster: Mapping[str, Any] | None) -> tuple[bool, bool]:
     ca = bool(cluster.get("certificate-authority") or cluster.get("certificate-authority-data"))
     flag = cluster.get("insecure-skip-tls-verify")
     return ca, flag is True or str(flag).lower() == "true"
+
+
+def kubeconfig_secrets(docs: Iterable[Mapping[str, Any] | None]) -> set[str]:
+    """Every credential value in the ``users`` of the parsed kubeconfig files ``docs`` (tokens, passwords, key and
+    certificate data, auth-provider tokens and any key containing ``secret``), at least 4 characters long."""
+    secrets: set[str] = set()
+
+    def walk(node: Any, key: str = "") -> None:
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                walk(v, str(k))
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif isinstance(node, str) and len(node) >= _MIN_SECRET and (key in _SECRET_KEYS or "secret" in key.lower()):
+            secrets.add(node)
+
+    for doc in docs:
+        for user in (doc or {}).get("users") or []:
+            walk(user)
+    return secrets
 
 
 def token_file_secrets(user: Mapping[str, Any] | None, base: str | None) -> set[str]:

@@ -7,16 +7,19 @@ cluster); ``lab`` only drives the header badge.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from observatory.model.access import AccessReview
 from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta
 from observatory.model.records import BindingExchange, LeaseView
 
 if TYPE_CHECKING:
     from observatory.kube.connect import Connection
+    from observatory.model.decisions import SchedulingDecision
+    from observatory.scheduler.options import SchedulerOptions
 
 __all__ = ["ClusterSource"]
 
@@ -90,6 +93,39 @@ class ClusterSource:
         from observatory.kube.lease import read_lease
 
         return await read_lease(self.connection.api, namespace, name)
+
+    @property
+    def home_namespace(self) -> str:
+        """The context's namespace (``-n``, else the kubeconfig context's, else ``default``; in a pod, its own):
+        where the screen falls back when listing every namespace is forbidden."""
+        return self.connection.namespace or "default"
+
+    async def access_review(self, verb: str, resource: str, subresource: str = "",
+                            namespace: str = "") -> AccessReview:
+        """``POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews``: may this connection's user ``verb``
+        ``resource``[/``subresource``] in ``namespace``? Never raises: no answer is ``allowed=None`` with the
+        ``problem`` (see :func:`observatory.kube.access.review_access`)."""
+        from observatory.kube.access import review_access
+
+        return await review_access(self.connection.api, verb, resource, subresource=subresource, namespace=namespace)
+
+    def run_scheduler(self, options: SchedulerOptions, *,
+                      log: Callable[[str], None] | None = None) -> AsyncIterator[SchedulingDecision]:
+        """Run an in-process scheduler (``observatory schedule``, :class:`observatory.scheduler.loop.Scheduler`)
+        for ``options.scheduler_name`` over this connection and namespace, yielding one SchedulingDecision per
+        attempt until the iteration is closed or cancelled (then the watches stop and a held Lease is released).
+        Read-only mode forces a dry run. Raises ValueError for invalid ``options``; the iterator raises
+        :class:`~observatory.model.decisions.SchedulerStopped` when its Lease is lost. ``log`` gets the lines that
+        are not decisions (synced, leading, watch trouble)."""
+        from dataclasses import replace
+
+        from observatory.scheduler.loop import Scheduler
+
+        if self.read_only and not options.dry_run:
+            options = replace(options, dry_run=True, leader_elect=False)
+        scheduler = Scheduler(self.connection.api, options, namespace=self.namespace, log=log,
+                              reflector_options=self.reflector_options)
+        return scheduler.decisions()
 
     def with_namespace(self, namespace: str | None) -> ClusterSource:
         """The same cluster and connection scoped to ``namespace`` (None: all namespaces)."""

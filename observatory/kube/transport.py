@@ -8,6 +8,9 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from observatory.kube.exec_plugin import CredentialError
+from observatory.kube.proxy import describe_proxy_error
+
 __all__ = ["describe_transport_error", "safe_server"]
 
 
@@ -32,6 +35,10 @@ def describe_transport_error(exc: BaseException, server: str, timeout: float | N
     """``(reason, sentence)`` for a failure to get an HTTP answer from ``server``: connection refused, DNS, TLS
     verification, timeout, a dropped connection. Used by :func:`check_reachable`, the reflector and the binding."""
     server = safe_server(server)
+    if isinstance(exc, CredentialError):  # an exec plugin that failed to renew the token
+        return "credentials", str(exc)
+    if (proxied := describe_proxy_error(exc, server)) is not None:
+        return proxied
     parts = urlsplit(server)
     hostport = f"{parts.hostname}:{_port(server) or (443 if parts.scheme == 'https' else 80)}"
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):

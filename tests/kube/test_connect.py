@@ -14,8 +14,6 @@ from observatory.kube import connect as connect_module
 from observatory.kube.connect import LAB_HINT, ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
 from observatory.lab.kubeconfig import write_kubeconfig
 from observatory.lab.server import LabServer
-from observatory.settings import LabSettings
-from tests.conftest import API_ONLY
 from tests.kube.helpers import closed_port, loopback_url, rewrite_kubeconfig, silent_server
 
 TOKEN = "s3cret-token-never-shown"
@@ -32,17 +30,6 @@ def isolated_env(tmp_path, monkeypatch):
     monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
     monkeypatch.setattr(connect_module, "SERVICE_ACCOUNT_DIR", tmp_path / "no-service-account")
     return home
-
-
-@pytest.fixture
-async def tls_lab(tmp_path):
-    lab = LabServer(LabSettings(**API_ONLY), host="0.0.0.0", scenario="manual-binding",
-                    kubeconfig_path=tmp_path / "tls" / "kc")
-    await lab.start()
-    try:
-        yield lab
-    finally:
-        await lab.stop()
 
 
 def assert_paragraph(exc: ConnectError, *needles: str) -> str:
@@ -396,5 +383,5 @@ async def test_failing_exec_plugin_shows_its_stderr(tls_lab, tmp_path):
     script = "import sys\nsys.stderr.write('error: you must be logged in to the server\\n')\nsys.exit(1)\n"
     with pytest.raises(ConnectError) as exc:
         await connect(str(exec_kubeconfig(tmp_path, tls_lab, script)))
-    assert_paragraph(exc.value, 'Context "observatory-lab"', "exec: process returned 1",
+    assert_paragraph(exc.value, 'Context "observatory-lab"', "failed with exit code 1",
                      "you must be logged in to the server")
