@@ -56,14 +56,17 @@ from urllib.parse import quote
 
 from observatory.kube.fetch import ApiError, Unreachable, get_json, list_all
 from observatory.kube.lease import read_lease
-from observatory.model.deltas import EVENTS, NODES, PODS, Relisted
+from observatory.model._json import text as _text
+from observatory.model.deltas import EVENTS, FORBIDDEN, NODES, PODS, Relisted, WatchState
 from observatory.model.diagnosis import SCHEDULER_LEASE, Diagnosis
 from observatory.model.fit import FitPreview
 from observatory.model.records import LeaseView
 from observatory.model.state import ClusterState
 from observatory.settings import Settings
 
-__all__ = ["API_VERSION", "Gathered", "Why", "gather", "pod_name", "render_text", "run", "why_from"]
+__all__ = [
+    "API_VERSION", "Gathered", "Why", "gather", "json_text", "pod_name", "render_text", "run", "safe", "why_from",
+]
 
 API_VERSION = "observatory/v1"
 EXIT_API_ERROR, EXIT_CONNECT = 1, 2
@@ -86,6 +89,8 @@ class Gathered:
     lease: LeaseView | None = None
     pods_scope: str | None = None
     events_scope: str | None = None
+    nodes_forbidden: str = ""
+    """The 403's message when the nodes could not be listed ("" when they were)."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -146,6 +151,7 @@ async def gather(api: Any, namespace: str, name: str, *, page_size: int = 500) -
     got = Gathered(pod=await get_json(api, f"/api/v1/namespaces/{ns}/pods/{quote(name, safe='')}"))
     nodes = await _forbidden_ok(list_all(api, "/api/v1/nodes", page_size=page_size))
     if isinstance(nodes, str):
+        got.nodes_forbidden = nodes
         got.warnings.append(f"Nodes cannot be listed, so no node fit is computed: {nodes}")
     else:
         got.nodes, got.nodes_rv = nodes
@@ -183,9 +189,11 @@ async def gather(api: Any, namespace: str, name: str, *, page_size: int = 500) -
     return got
 
 
-def _key(obj: dict[str, Any]) -> str:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+def _key(obj: Any) -> str:
+    """``namespace/name`` as ClusterState keys it (any JSON value: a body that is not an object has no name)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+    return f"{_text(meta.get('namespace'))}/{_text(meta.get('name'))}"
 
 
 def why_from(got: Gathered, *, now: datetime | None = None) -> Why:
@@ -195,7 +203,10 @@ def why_from(got: Gathered, *, now: datetime | None = None) -> Why:
     key = _key(got.pod)
     pods = {key: got.pod}
     pods.update((_key(p), p) for p in got.pods)
-    state.apply(Relisted(NODES, got.nodes, got.nodes_rv))
+    if got.nodes_forbidden:  # nodes are then known only by name: a bound pod's node is not "missing"
+        state.apply(WatchState(NODES, FORBIDDEN, detail=got.nodes_forbidden))
+    else:
+        state.apply(Relisted(NODES, got.nodes, got.nodes_rv))
     state.apply(Relisted(PODS, tuple(pods.values()), got.pods_rv))
     state.apply(Relisted(EVENTS, got.events))
     diagnosis = state.diagnosis(key, lease=got.lease, scope=got.events_scope)
@@ -243,12 +254,22 @@ def _lease_text(lease: LeaseView | None, now: datetime) -> str:
     return f"{lease.key} held by {lease.holder} ({_ago(lease.renewed, now)}{live})"
 
 
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+def json_text(why: Why) -> str:
+    """The ``-o json`` document, indented, with a final newline. Non-ASCII text is written as is; a lone surrogate
+    (which ``json.loads`` makes of ``"\\ud800"``, and no UTF-8 stream can carry) is written as its ``\\udXXX``
+    escape, so the document still reads back as the same value."""
+    document = json.dumps(why.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def safe(text: str) -> str:
-    """``text`` with control characters (escape sequences, NUL, C1) and bidi overrides shown as ``\\xNN`` /
-    ``\\uNNNN``: anyone who can create an Event must not be able to drive the reader's terminal."""
+    """``text`` with control characters (escape sequences, NUL, C1), bidi overrides and lone surrogates (which no
+    UTF-8 terminal can be sent) shown as ``\\xNN`` / ``\\uNNNN``: anyone who can create an Event must not be able
+    to drive, or break, the reader's terminal."""
     return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
                        else f"\\u{ord(m.group()):04x}", text)
 
@@ -391,8 +412,7 @@ async def run(settings: Settings, *, pod: str, namespace: str | None, output: st
         return EXIT_API_ERROR
     try:
         if output == "json":
-            json.dump(result.to_json(), out, indent=2, ensure_ascii=False)
-            out.write("\n")
+            out.write(json_text(result))
         else:
             render_text(result, out)
         out.flush()

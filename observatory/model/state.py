@@ -11,12 +11,14 @@ All times come from the injected ``clock`` (aware UTC datetimes), so tests can d
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
 from typing import Any
 
 from ._json import mapping, text
-from .deltas import EVENTS, NODES, PODS, Delta, Deleted, Relisted, Upserted, WatchState
+from .access import NODE_DETAILS_FORBIDDEN, forbidden_node_warnings, node_details_forbidden
+from .deltas import EVENTS, FORBIDDEN, NODES, PODS, Delta, Deleted, Relisted, Upserted, WatchState
 from .diagnosis import SCHEDULER_REASONS, Diagnosis, diagnose
 from .fit import FitIndex, FitPreview, bind_warnings, fit_preview
 from .records import EventView, LeaseView, NodeView, PodView, TimelineFrame
@@ -126,6 +128,13 @@ class ClusterState:
         return MappingProxyType(self._watch)
 
     @property
+    def nodes_forbidden(self) -> bool:
+        """True while the nodes list/watch is refused (403): nodes are then known only by the pods'
+        ``spec.nodeName``, and a node not in :attr:`nodes` is not "missing" (see :mod:`.access`)."""
+        watch = self._watch.get(NODES)
+        return watch is not None and watch.state == FORBIDDEN
+
+    @property
     def resource_versions(self) -> Mapping[str, str]:
         """The list resourceVersion of each kind's latest Relisted (a live read-only view)."""
         return MappingProxyType(self._list_rv)
@@ -137,7 +146,11 @@ class ClusterState:
         if isinstance(delta, WatchState):
             if self._watch.get(delta.kind) == delta:
                 return _NONE
+            was = self.nodes_forbidden
             self._watch[delta.kind] = delta
+            if self.nodes_forbidden != was:  # bound pods' diagnoses change between "missing" and "forbidden"
+                self._rows.clear()
+                return frozenset({"watch", "pending", NODES})
             return frozenset({"watch"})
         if isinstance(delta, Upserted):
             return self._apply_one(delta.kind, delta.obj, delta.change or "MODIFIED", deleted=False)
@@ -373,7 +386,9 @@ class ClusterState:
             row = self._rows.get(key)
             if row is None:
                 pod = self._pods[key]
-                row = pending_row(pod, diagnose(pod, self._pod_events(key), self._nodes, now=now), bound.get(key))
+                diagnosis = diagnose(pod, self._pod_events(key), self._nodes, now=now)
+                row = pending_row(pod, node_details_forbidden(diagnosis) if self.nodes_forbidden else diagnosis,
+                                  bound.get(key))
                 self._rows[key] = row
             rows.append(row)
         return rows
@@ -389,8 +404,9 @@ class ClusterState:
         pod = self._pods.get(pod_key)
         if pod is None:
             return None
-        return diagnose(pod, self._pod_events(pod_key), self._nodes, now=self._clock(),
-                        schedulers_seen=self._schedulers, lease=lease, scope=scope)
+        diagnosis = diagnose(pod, self._pod_events(pod_key), self._nodes, now=self._clock(),
+                             schedulers_seen=self._schedulers, lease=lease, scope=scope)
+        return node_details_forbidden(diagnosis) if self.nodes_forbidden else diagnosis
 
     def fit(self, pod_key: str, scope: str | None = None) -> FitPreview | None:
         """The node-fit preview of one pod (None when unknown): :func:`~.fit.fit_preview` over the cached nodes and
@@ -398,11 +414,16 @@ class ClusterState:
         pod, info = self._pods.get(pod_key), self._fit.info(pod_key)
         if pod is None or info is None:
             return None
-        return fit_preview(pod, info, self._fit, self._nodes, scope)
+        preview = fit_preview(pod, info, self._fit, self._nodes, scope)
+        if self.nodes_forbidden and not preview.nodes:
+            return replace(preview, label=f"no verdicts: {NODE_DETAILS_FORBIDDEN} (listing nodes is refused)")
+        return preview
 
     def bind_warnings(self, pod_key: str, node: str, scope: str | None = None) -> list[str]:
         """What stands in the way of binding ``pod_key`` to ``node`` (see :func:`~.fit.bind_warnings`); ``scope``
         is the only namespace watched, if any."""
+        if self.nodes_forbidden and node not in self._nodes:
+            return forbidden_node_warnings(pod_key, self._pods.get(pod_key), node, scope)
         preview = self.fit(pod_key, scope)
         return bind_warnings(pod_key, self._pods.get(pod_key), node, self._nodes.get(node),
                              preview.get(node) if preview is not None else None, self._fit.info(pod_key), scope)

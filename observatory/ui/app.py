@@ -5,7 +5,8 @@ whatever changed into the panes (a burst of watch events costs one repaint); pan
 in an exclusive worker and comes back as :class:`~observatory.ui.binding_flow.BindingResponded`. The binding flow
 (:mod:`.binding_flow`) and the Why pane with its Lease and raw message (:mod:`.why_flow`) are mixins of the app, as
 is teaching (:mod:`.teaching_flow`: equivalent commands, transcript, screenshots, themes, key-cast overlay), lesson
-mode (:mod:`.lesson_flow`) and the keys of a recording and a replay (:mod:`.replay_flow`).
+mode (:mod:`.lesson_flow`), the keys of a recording and a replay (:mod:`.replay_flow`) and the scheduler run inside
+the screen (:mod:`.scheduler_flow`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from observatory.model.rows import pending_row
 from observatory.model.state import ClusterState, PendingRow
 from observatory.ui.binding_flow import BindingFlow, BindingResponded
 from observatory.ui.lesson_flow import LessonFlow, make_lesson_run
+from observatory.ui.permissions_flow import PermissionsFlow
 from observatory.ui.replay_flow import ReplayFlow
+from observatory.ui.scheduler_flow import SCHEDULER_BINDING, SchedulerFlow
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.help import HelpScreen
 from observatory.ui.source import Source
@@ -73,7 +76,8 @@ def with_selected_row(state: ClusterState, selected: str | None) -> list[Pending
     return rows
 
 
-class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow, App[None]):
+class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow, PermissionsFlow, SchedulerFlow,
+                     App[None]):
     """The observatory TUI over any :class:`Source`."""
 
     CSS_PATH = [STYLES / "app.tcss"]
@@ -89,6 +93,7 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
         Binding("shift+tab", "focus_previous", "Previous pane", show=False, id="previous-pane"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
         Binding("l", "toggle_lesson", "Lesson", id="lesson"),  # lesson mode only (lesson_flow.py)
+        SCHEDULER_BINDING,  # r: start or stop the in-process scheduler (scheduler_flow.py)
         Binding("q", "quit", "Quit", id="quit"),
         *TEACHING_BINDINGS,  # c commands, e transcript, s screenshot (teaching_flow.py); after Quit in the footer
     ]
@@ -152,7 +157,10 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
     async def stream(self, kind: str) -> None:
         """One worker per watched kind: apply each delta, mark what changed; the interval repaints."""
         async for delta in self.source.stream(kind):
-            self._dirty |= self.state.apply(delta)
+            changed = self.state.apply(delta)
+            self._dirty |= changed
+            if "watch" in changed:  # shown at once, however briefly it lasts (a resync after 410 takes milliseconds)
+                self.flush()
 
     def flush(self) -> None:
         """Push selector output down into the panes that changed since the last flush."""
@@ -177,7 +185,7 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
             nodes = self.query_one(NodesPane)
             nodes.border_title = (f"Nodes (requests of {self.source.namespace} pods only)" if self.source.namespace
                                   else "Nodes")
-            nodes.show(self.state.placement(), self.selected, self.state.orphans())
+            self.show_placement(nodes)  # or the nodes known by name when nodes are forbidden (permissions_flow.py)
             self._highlight_until = self.state.recently_bound_expiry()
         if dirty & {"events", "pods"}:
             self._show_events()
@@ -186,6 +194,7 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
         self.show_why(dirty, now)
         self.show_lesson(dirty, now)
         self.show_replay_state()
+        self.show_permissions()  # namespace fallback, Bind's access review, the banner (permissions_flow.py)
 
     def _show_events(self) -> None:
         title = f"Events: {self.selected}" if self.selected else "Events of pending pods"
@@ -205,8 +214,8 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
     # -- actions and workers (binding: binding_flow.py; the Why pane, Lease and raw message: why_flow.py) -----------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "bind" and self.source.read_only:
-            return None  # shown, but disabled
+        if action == "bind" and (self.source.read_only or self.bind_refusal() is not None):
+            return None  # shown, but disabled (read-only, or RBAC refuses pods/binding: permissions_flow.py)
         if action == "toggle_lesson":
             return self.lesson_run is not None
         return True

@@ -21,6 +21,7 @@ from observatory.model.fit import FitPreview, NodeFit
 from observatory.model.records import BindingExchange
 from observatory.model.state import ClusterState
 from observatory.model.transcript import PodSnapshot
+from observatory.ui.permissions_flow import named_node_options
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.confirm import ConfirmScreen
 from observatory.ui.widgets.exchange_pane import ExchangePane
@@ -63,6 +64,8 @@ def verdict(fit: NodeFit | None) -> Text:
 
 def node_options(state: ClusterState, preview: FitPreview | None) -> list[tuple[str, Text]]:
     """One chooser option per known node, in name order: name, state, and the preview's verdict."""
+    if state.nodes_forbidden:  # nodes known only by the pods' spec.nodeName (permissions_flow.py)
+        return named_node_options(state)
     options = []
     for name, node in sorted(state.nodes.items()):
         label = Text(name, style="bold")

@@ -6,12 +6,17 @@ HTTP); tests and snapshots implement it with recorded deltas.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Protocol
 
+from observatory.model.access import AccessReview
 from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta
 from observatory.model.records import BindingExchange, LeaseView
+
+if TYPE_CHECKING:
+    from observatory.model.decisions import SchedulingDecision
+    from observatory.scheduler.options import SchedulerOptions
 
 
 class Source(Protocol):
@@ -57,4 +62,27 @@ class Source(Protocol):
         """Every credential value known, for :func:`observatory.model.transcript.redact` before any text (a
         transcript, a recording) is written to a file. Empty when there is none (the lab without a token, a
         replay)."""
+        ...
+
+    # -- added for issue 7 (permissions; optional: a source without them is "access unknown", falls back to
+    # "default") ---------------------------------------------------------------------------------------------------
+
+    home_namespace: str
+    """The context's namespace, where the screen falls back when listing every namespace is forbidden."""
+
+    async def access_review(self, verb: str, resource: str, subresource: str = "",
+                            namespace: str = "") -> AccessReview:
+        """A SelfSubjectAccessReview: may the user ``verb`` ``resource``[/``subresource``] in ``namespace``?
+        Never raises: no answer is ``AccessReview.allowed is None`` with its ``problem``."""
+        ...
+
+    # -- added for issue 9 (the scheduler in the screen; optional: a source without it cannot run one) ------------
+
+    def run_scheduler(self, options: SchedulerOptions, *,
+                      log: Callable[[str], None] | None = None) -> AsyncIterator[SchedulingDecision]:
+        """Run an in-process scheduler for ``options.scheduler_name`` in this source's namespace (None: every
+        namespace), yielding one SchedulingDecision per attempt until the iteration is closed or cancelled (then its
+        watches stop and a held Lease is released). Read-only mode forces a dry run. Raises ValueError for invalid
+        ``options``; the iterator raises ``SchedulerStopped`` when a leader-election Lease is lost. ``log`` gets the
+        lines that are not decisions (synced, a watch in trouble)."""
         ...

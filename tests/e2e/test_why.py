@@ -350,6 +350,35 @@ async def test_forbidden_cluster_wide_lists_fall_back_to_the_namespace(tmp_path)
                     "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler  "]
 
 
+async def test_with_nodes_forbidden_a_bound_pod_is_not_on_a_missing_node(tmp_path):
+    """Break-it finding: with nodes forbidden, a bound pod that has not started was "bound to a missing node"."""
+    on_n1 = {**POD, "spec": {**POD["spec"], "nodeName": "n1"}}
+    refused = 'nodes is forbidden: User "viewer" cannot list resource "nodes" in API group "" at the cluster scope'
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        path = request.path
+        if path == "/api/v1/namespaces/team/pods/web":
+            return web.json_response(on_n1)
+        if path == "/api/v1/nodes":
+            return status(403, "Forbidden", refused)
+        if path in ("/api/v1/pods", "/api/v1/namespaces/team/pods"):
+            return listing(on_n1)
+        if path.endswith("/events"):
+            return listing()
+        return status(404, "NotFound", "not served here")
+
+    runner, config, _ = await scripted(tmp_path, answer)
+    try:
+        code, out, err = await run_why(config)
+    finally:
+        await runner.cleanup()
+    assert (code, err) == (0, "")
+    doc = json.loads(out)
+    assert doc["warnings"] == [f"Nodes cannot be listed, so no node fit is computed: {refused}"]
+    assert doc["diagnosis"]["state"] != "node-missing"
+    assert "missing" not in doc["diagnosis"]["headline"] and "node details forbidden" in doc["diagnosis"]["headline"]
+
+
 async def test_a_cluster_dying_mid_fetch_is_one_paragraph_and_exit_2(tmp_path):
     async def answer(request: web.Request) -> web.StreamResponse:
         if request.path == "/api/v1/namespaces/team/pods/web":

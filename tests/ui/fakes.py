@@ -17,6 +17,7 @@ from typing import Any
 
 from observatory.lab.scenarios import load_scenario
 from observatory.model.deltas import Delta, Relisted, Upserted, WatchState
+from observatory.model.access import AccessReview
 from observatory.model.commands import CommandsContext
 from observatory.model.records import BindingExchange, LeaseView
 
@@ -121,6 +122,13 @@ class RecordedSource:
     def with_namespace(self, namespace: str | None) -> RecordedSource:
         self.namespace = namespace
         return self
+
+    home_namespace = "default"
+
+    async def access_review(self, verb: str, resource: str, subresource: str = "",
+                            namespace: str = "") -> AccessReview:
+        """Everything is allowed, as a lab without RBAC answers (AlwaysAllow: no reason)."""
+        return AccessReview(verb, resource, subresource, namespace, allowed=True)
 
     async def bind(self, namespace: str, name: str, node: str, uid: str | None = None) -> BindingExchange:
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},

@@ -19,6 +19,9 @@ class HeaderBar(Static):
 
     DEFAULT_CSS = "HeaderBar { height: 2; }"
 
+    scheduler: Text | None = None
+    """The in-process scheduler's badge (ui/scheduler_flow.py), after the LAB / READ-ONLY badges; None: none runs."""
+
     def show(self, *, context: str, server: str, namespace: str | None, lab: bool, read_only: bool,
              watches: Mapping[str, WatchState]) -> None:
         line = Text(no_wrap=True, overflow="ellipsis")
@@ -27,6 +30,9 @@ class HeaderBar(Static):
             line.append(" ")
         if read_only:
             line.append(" READ-ONLY ", style="bold white on red")
+            line.append(" ")
+        if self.scheduler is not None:
+            line.append_text(self.scheduler)
             line.append(" ")
         line.append(context, style="bold")
         line.append(" · ", style="dim")
@@ -44,4 +50,7 @@ class HeaderBar(Static):
         width = max(self.size.width, 1)
         for part in (line, states):  # each line is cut to the width, so the watch states always stay in view
             part.truncate(width, overflow="ellipsis")
-        self.update(Text("\n").join([line, states]))
+        content = Text("\n").join([line, states])
+        if content != getattr(self, "_shown", None):  # update() lays out the whole screen: only on a change
+            self._shown = content
+            self.update(content)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -9,6 +11,7 @@ from textual.widgets import Static
 from observatory.model.records import PodView
 from observatory.model.state import NodePlacement
 from observatory.ui.text import cpu, memory
+from observatory.ui.widgets.node_lines import show_as_lines
 
 _POD_STYLE = {"Running": "green", "Pending": "yellow", "ContainerCreating": "yellow", "Terminating": "magenta",
               "Completed": "dim", "Error": "red", "CrashLoopBackOff": "red"}
@@ -61,13 +64,18 @@ class NodesPane(VerticalScroll):
         super().__init__(*args, **kwargs)
         self._blocks: dict[str, Static] = {}
 
-    def show(self, placement: list[NodePlacement], selected: str | None, orphans: list[PodView] = ()) -> None:
+    def show(self, placement: list[NodePlacement], selected: str | None, orphans: list[PodView] = (),
+             render_missing: Callable[[str, list[PodView], str | None], Text] = render_orphans) -> None:
+        """``render_missing`` draws the pods of a node not in ``placement`` (default: a missing node; with nodes
+        forbidden, a node known only by name: permissions_flow.py)."""
+        if show_as_lines(self, placement, selected, orphans, render_missing):  # past 100 blocks: node_lines.py
+            return
         wanted: dict[str, Text] = {p.node.name: render_node(p, selected) for p in placement}
         missing: dict[str, list[PodView]] = {}
         for pod in orphans:
             missing.setdefault(pod.node_name, []).append(pod)
         for name, pods in sorted(missing.items()):
-            wanted[f"\0missing {name}"] = render_orphans(name, pods, selected)
+            wanted[f"\0missing {name}"] = render_missing(name, pods, selected)
         for name in [n for n in self._blocks if n not in wanted]:
             self._blocks.pop(name).remove()
         for name, content in wanted.items():

@@ -1,0 +1,209 @@
+"""The scheduler inside the screen (issue 9, item 3; acceptance: "the in-TUI scheduler drains the pending pane and
+shows a decision table"), driven with Textual's pilot against a real lab on a random loopback port.
+
+Pods for ``my-scheduler`` are created over HTTP; ``r`` (or the command palette) starts the in-process scheduler
+through ``ClusterSource.run_scheduler``. Expected texts come from ../shared/k8s-api-reference.md: the FitError of
+§4.3a (``CPU_TOO_MUCH``), the 201 Status body of §1.7 and the header line of the issue. Waits are on conditions,
+never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from textual.command import CommandPalette
+from textual.worker import WorkerState
+
+from observatory.kube.connect import connect
+from observatory.kube.source import ClusterSource
+from observatory.settings import LabSettings
+from observatory.ui.app import ObservatoryApp
+from observatory.ui.screens.chooser import ChooserScreen
+from observatory.ui.widgets.decisions_pane import DecisionsPane
+from observatory.ui.widgets.exchange_pane import ExchangePane
+from observatory.ui.widgets.nodes_pane import render_node
+from observatory.ui.widgets.why_pane import WhyPane
+from tests.scheduler.conftest import CPU_TOO_MUCH, SCHEDULER, pod_manifest
+from tests.waiting import eventually
+
+CREATED_201 = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}\n'
+NODES = {"pair-control-plane", "pair-worker"}
+TOLERATE_CONTROL_PLANE = [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
+                           "effect": "NoSchedule"}]
+"""So both nodes of the pair pass every filter and the scores decide."""
+
+
+@pytest.fixture
+def lab_settings() -> LabSettings:
+    """The simulated cluster on (its default-scheduler ignores my-scheduler's pods) with a quick kubelet."""
+    return LabSettings(kubelet_start_seconds=0.3)
+
+
+@pytest.fixture
+async def make_app(lab):
+    sources = []
+
+    async def make(*, read_only: bool = False) -> ObservatoryApp:
+        connection = await connect(str(lab.kubeconfig_path), "observatory-lab", None)
+        source = ClusterSource(connection, namespace=None, lab=True, read_only=read_only)
+        sources.append(source)
+        return ObservatoryApp(source, refresh_interval=0.05)
+
+    yield make
+    for source in sources:
+        await source.close()
+
+
+async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 30.0) -> Any:
+    return await eventually(check, what, timeout=timeout, pause=lambda: pilot.pause(0.05))
+
+
+async def create(http, body: dict[str, Any]) -> None:
+    async with http.post(f"/api/v1/namespaces/{body['metadata']['namespace']}/pods", json=body) as resp:
+        assert resp.status == 201, await resp.text()
+
+
+def waiting(app: ObservatoryApp, scheduler: str = SCHEDULER) -> set[str]:
+    """Pods of ``scheduler`` the screen shows as pending with no node."""
+    return {row.pod.key for row in app.state.pending()
+            if row.pod.scheduler_name == scheduler and not row.pod.node_name and not row.bound_to}
+
+
+def node_of(lab, name: str) -> str | None:
+    return lab.store.get("pods", "sched-lab", name)["spec"].get("nodeName")
+
+
+def decided(app: ObservatoryApp, pod: str, outcome: str) -> list:
+    return [d for d in app.scheduler_decisions if d.pod == f"sched-lab/{pod}" and d.outcome == outcome]
+
+
+def header(app: ObservatoryApp) -> str:
+    return str(app.query_one("#header").render())
+
+
+async def start_with_keys(pilot, name: str = SCHEDULER) -> None:
+    app = pilot.app
+    await pilot.press("r")
+    await until(pilot, lambda: isinstance(app.screen, ChooserScreen), "the schedulerName chooser")
+    assert name in [oid for oid, _ in app.screen.options]  # offered: its pods are pending and nobody looked
+    await pilot.press(*name, "enter")
+    await until(pilot, lambda: isinstance(app.screen, ChooserScreen) and "policy" in app.screen.title_text,
+                "the policy chooser")
+    assert [oid for oid, _ in app.screen.options][0] == "least-allocated"
+    await pilot.press("enter")  # the default, highlighted first
+    await until(pilot, lambda: app.scheduler_run is not None, "the scheduler started")
+
+
+async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app, lab, http):
+    for name in ("a", "b", "c"):
+        await create(http, pod_manifest(name, tolerations=TOLERATE_CONTROL_PLANE))
+    app = await make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: waiting(app) == {"sched-lab/a", "sched-lab/b", "sched-lab/c"}, "three pods pending")
+        assert app.query_one(WhyPane).display and not app.query(DecisionsPane)
+
+        await start_with_keys(pilot)
+        pane = app.query_one(DecisionsPane)
+        assert pane.display and not app.query_one(WhyPane).display  # in the Why pane's place
+
+        # The pending pane drains: every pod bound by the Binding, to a node of the lab, and shown under it.
+        await until(pilot, lambda: not waiting(app), "the pending pods of my-scheduler drained")
+        await until(pilot, lambda: all(decided(app, n, "bound") for n in "abc"), "three bound decisions")
+        for name in "abc":
+            node = node_of(lab, name)
+            assert node in NODES and decided(app, name, "bound")[0].node == node
+        placed = {p.node.name: render_node(p, None).plain for p in app.state.placement()}
+        assert all(f"sched-lab/{n}" in placed[node_of(lab, n)] for n in "abc")
+        await until(pilot, lambda: "3 bound, 0 unschedulable" in header(app), "the header's count")
+        assert f"scheduler {SCHEDULER} (least-allocated) running: 3 bound, 0 unschedulable" in header(app)
+
+        # The decision table: a row per node with its verdict and score, the chosen node marked.
+        latest = app.scheduler_decisions[-1]
+        assert latest.outcome == "bound" and set(latest.verdicts) == NODES
+        await until(pilot, lambda: latest.pod in pane.plain(), "the latest decision shown")
+        text = pane.plain()
+        assert "NODE" in text and "FILTERS" in text and "SCORE" in text
+        rows = {node: next(line for line in text.splitlines() if node in line and "fits" in line) for node in NODES}
+        assert rows[latest.node].lstrip().startswith("▶")
+        for node in NODES:
+            assert "✓ fits" in rows[node] and str(latest.scores[node]) in rows[node]
+        assert "Binding ← HTTP/1.1 201 Created" in text
+        assert "Earlier decisions" in text  # the two before it, as pod → node 201
+
+        # Each Binding reached the HTTP exchange pane, with its 201.
+        exchanges = app.query_one(ExchangePane)
+        await until(pilot, lambda: len(exchanges.query(".exchange")) == 3, "three exchanges shown")
+        assert exchanges.border_title == "HTTP exchange: HTTP/1.1 201 Created"
+        assert all(d.exchange.response_body == CREATED_201 for d in app.scheduler_decisions if d.outcome == "bound")
+
+        # A pod that fits nowhere: FailedScheduling with the FitError text, in the pane and in the header.
+        await create(http, pod_manifest("huge", cpu="100"))
+        await until(pilot, lambda: decided(app, "huge", "unschedulable"), "the refusal")
+        assert decided(app, "huge", "unschedulable")[0].message == CPU_TOO_MUCH
+        await until(pilot, lambda: "FailedScheduling" in pane.plain() and "sched-lab/huge" in pane.plain(),
+                    "the refusal shown")
+        flat = " ".join(pane.plain(width=400).split())
+        assert CPU_TOO_MUCH in flat
+        await until(pilot, lambda: "3 bound, 1 unschedulable" in header(app), "the header's count")
+        assert waiting(app) == {"sched-lab/huge"}
+
+        # r again stops it: the Why pane is back, the worker is gone, and a new pod stays pending.
+        await pilot.press("r")
+        await until(pilot, lambda: app.scheduler_run is None and "scheduler" not in header(app),
+                    "the scheduler stopped")
+        assert app.query_one(WhyPane).display and not pane.display
+        await until(pilot, lambda: all(w.state in (WorkerState.CANCELLED, WorkerState.SUCCESS, WorkerState.ERROR)
+                                       for w in app.workers if w.group == "scheduler"), "the worker ended")
+        count = len(app.scheduler_decisions)
+        await create(http, pod_manifest("late", tolerations=TOLERATE_CONTROL_PLANE))
+        # The lab's default-scheduler binds a pod of its own meanwhile: proof that time passed with schedulers busy.
+        await create(http, pod_manifest("probe", scheduler="default-scheduler"))
+        await until(pilot, lambda: node_of(lab, "probe") and "sched-lab/late" in waiting(app), "probe bound")
+        assert node_of(lab, "late") is None and len(app.scheduler_decisions) == count
+
+
+async def test_read_only_runs_a_dry_run_from_the_palette_and_binds_nothing(make_app, lab, http):
+    for name in ("a", "b"):
+        await create(http, pod_manifest(name))
+    app = await make_app(read_only=True)
+    async with app.run_test(size=(90, 30)) as pilot:  # the narrow layout (below 100 columns)
+        await until(pilot, lambda: waiting(app) == {"sched-lab/a", "sched-lab/b"}, "two pods pending")
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the command palette")
+        await pilot.press(*"Start scheduler")
+        await until(pilot, lambda: "Start scheduler" in str(app.screen.query_one("CommandList").get_option_at_index(0)
+                                                               .prompt), "the palette entry")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ChooserScreen), "the schedulerName chooser")
+        await pilot.press(*SCHEDULER, "enter")
+        await until(pilot, lambda: isinstance(app.screen, ChooserScreen) and "policy" in app.screen.title_text,
+                    "the policy chooser")
+        await pilot.press(*"first", "enter")
+        await until(pilot, lambda: app.scheduler_run is not None, "the scheduler started")
+        assert app.scheduler_run.options.dry_run and app.scheduler_run.options.policy == "first-fit"
+
+        await until(pilot, lambda: decided(app, "a", "dry-run") and decided(app, "b", "dry-run"), "two dry runs")
+        pane = app.query_one(DecisionsPane)
+        assert pane.display and pane.region.height >= 10 and pane.region.width >= 60
+        await until(pilot, lambda: "would bind" in pane.plain(), "a dry-run decision shown")
+        await until(pilot, lambda: "dry run: 2 would bind" in header(app), "the header's count")
+        assert "READ-ONLY" in header(app)
+        # Nothing was sent: no Binding, no exchange, no event; the pods are still waiting.
+        assert all(d.exchange is None for d in app.scheduler_decisions)
+        assert node_of(lab, "a") is None and node_of(lab, "b") is None
+        assert waiting(app) == {"sched-lab/a", "sched-lab/b"}
+        assert not app.query_one(ExchangePane).query(".exchange")
+        assert not [e for e in lab.store.iter("events") if e.get("reason") == "Scheduled"
+                    and e["involvedObject"]["name"] in ("a", "b")]
+
+        # The palette stops it too.
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the command palette")
+        await pilot.press(*"Stop scheduler")
+        await until(pilot, lambda: "Stop scheduler" in str(app.screen.query_one("CommandList").get_option_at_index(0)
+                                                              .prompt), "the palette entry")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.scheduler_run is None, "the scheduler stopped")
+        assert app.query_one(WhyPane).display and not pane.display
