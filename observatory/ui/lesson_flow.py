@@ -63,7 +63,9 @@ class LessonFlow:
         if run is None:
             return
         inputs = (id(self.state), len(self.exchanges))
-        if dirty or inputs != self._lesson_inputs:
+        if not self._lesson_synced():
+            pass  # "no FailedScheduling event" is not a fact before the events are listed
+        elif dirty or inputs != self._lesson_inputs:
             self._lesson_inputs = inputs
             run.update(self.state, self.exchanges, now)
         if run.done and not self._lesson_exported:
@@ -73,6 +75,13 @@ class LessonFlow:
         self.query_one(LessonPane).show(LessonView(run.lesson, run.ticked, current,
                                                    run.detail(current) if current is not None else "",
                                                    self.lesson_transcript))
+
+    def _lesson_synced(self) -> bool:
+        """Whether pods, events and nodes have each been listed once (a forbidden kind never will: it counts), so a
+        check of absence (no event, no node) reads a complete cache rather than one still filling."""
+        listed, watches = self.state.resource_versions, self.state.watch_states
+        return all(kind in listed or (kind in watches and watches[kind].state == "forbidden")
+                   for kind in ("pods", "events", "nodes"))
 
     def export_lesson_transcript(self) -> None:
         """The app's transcript export (``e``), with the lesson's progress; the pane says where it went."""
