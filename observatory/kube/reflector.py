@@ -27,7 +27,9 @@ have no ``kind``/``apiVersion`` (the API server leaves them out); watch objects 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import statistics
 import json
 import random
 import time
@@ -73,7 +75,10 @@ class Reflector:
 
     ``page_size``: items per list page (0: unpaged). ``watch_timeout``: the ``timeoutSeconds`` asked of the server
     (seconds). ``read_timeout``: seconds without a byte before a watch is declared stale and reopened (pick it above
-    the server's bookmark interval: kube-apiserver sends one about every minute). ``backoff_initial`` and
+    the server's bookmark interval: kube-apiserver sends one about every minute). Once a watch has shown its
+    bookmark rhythm, silence is judged by it: three median bookmark gaps (of the last few), at least
+    ``min_silence`` seconds and at most ``read_timeout`` — so a server that bookmarks every 5 s (the lab) is called
+    stale after 15 s of silence, not 90. ``backoff_initial`` and
     ``backoff_max``: seconds, for retries. ``field_selector`` (e.g. ``spec.nodeName!=``) is sent with every list
     and watch. ``resource_version`` is the last RV seen; ``relists`` and ``reconnects`` count what happened (for
     the resilience figures).
@@ -81,7 +86,7 @@ class Reflector:
 
     def __init__(self, api: client.ApiClient, kind: str, namespace: str | None, *, page_size: int = 500,
                  watch_timeout: int = 300, read_timeout: float = 90.0, backoff_initial: float = 0.5,
-                 backoff_max: float = 30.0, field_selector: str = "") -> None:
+                 backoff_max: float = 30.0, field_selector: str = "", min_silence: float = 10.0) -> None:
         if kind not in KINDS:
             raise ValueError(f"cannot watch {kind!r}: choose one of {', '.join(KINDS)}")
         self.api = api
@@ -93,6 +98,9 @@ class Reflector:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.field_selector = field_selector
+        self.min_silence = min_silence
+        self._bookmark_gaps: collections.deque[float] = collections.deque(maxlen=5)
+        self._last_bookmark: float | None = None
         self.resource_version = ""
         self.relists = 0
         self.reconnects = 0
@@ -230,13 +238,17 @@ class Reflector:
                 yield WatchState(self.kind, "live")
             buffer = bytearray()
             answered = not need_bytes
+            self._last_bookmark = None  # gaps are measured within one stream, never across a reconnect
             while True:
+                silence = self.silence_limit()
                 try:
-                    async with asyncio.timeout(self.read_timeout):
+                    async with asyncio.timeout(silence):
                         chunk = await resp.content.readany()
                 except TimeoutError:
+                    rhythm = (f" (bookmarks had come every {statistics.median(self._bookmark_gaps):.3g} s)"
+                              if silence < self.read_timeout else "")
                     raise _Trouble(f"The watch of {self.kind} sent nothing (no events, no bookmarks) for "
-                                   f"{self.read_timeout:g} s.", silent=True) from None
+                                   f"{silence:.3g} s{rhythm}.", silent=True) from None
                 except (aiohttp.ClientError, OSError) as exc:
                     raise _Trouble(self._transport(exc)) from None
                 if not chunk:
@@ -264,6 +276,13 @@ class Reflector:
             else:
                 resp.close()
 
+    def silence_limit(self) -> float:
+        """Seconds of silence after which the open watch is stale: ``read_timeout`` until two bookmark gaps are
+        known, then three times their median, kept within ``[min_silence, read_timeout]``."""
+        if len(self._bookmark_gaps) < 2:
+            return self.read_timeout
+        return max(self.min_silence, min(self.read_timeout, 3 * statistics.median(self._bookmark_gaps)))
+
     def _event(self, line: bytes) -> list[Delta]:
         """The deltas of one watch line (none for a BOOKMARK); raises _Expired for a 410 ERROR, _Forbidden for a
         403 one and _Trouble for any other ERROR or an unparsable line."""
@@ -285,6 +304,10 @@ class Reflector:
         if rv:
             self.resource_version = str(rv)
         if type_ == "BOOKMARK":
+            now = time.monotonic()
+            if self._last_bookmark is not None:
+                self._bookmark_gaps.append(now - self._last_bookmark)
+            self._last_bookmark = now
             return []
         _trim(obj)
         if type_ in ("ADDED", "MODIFIED"):

@@ -14,6 +14,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
 import ssl
 import sys
 from dataclasses import dataclass
@@ -64,7 +65,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        help="errors --code 429: the Retry-After header (default 1, as kube-apiserver)")
     fault.add_argument("--server", metavar="URL", help="the lab's URL (default: the server of the lab kubeconfig)")
     fault.add_argument("--kubeconfig", dest="fault_kubeconfig", metavar="PATH", type=Path,
-                       help="the lab's kubeconfig (default: the one 'observatory lab serve' writes)")
+                       help="the lab's kubeconfig (default: a lab kubeconfig named by $KUBECONFIG, else the one "
+                       "'observatory lab serve' writes)")
     return fault
 
 
@@ -109,10 +111,11 @@ def _parse(value: str | None, kind: type, name: str, want: str) -> Any:
 
 def target(server: str | None = None, kubeconfig: Path | None = None) -> LabTarget:
     """The lab to talk to: ``server`` (with the kubeconfig's CA and token when that kubeconfig names the same
-    server), else the server of ``kubeconfig`` (default: the lab's kubeconfig path). Raises FaultCommandError."""
+    server), else the server of ``kubeconfig`` (default: the first file in ``KUBECONFIG`` whose current-context is
+    the lab's, ``observatory-lab``; else the path ``lab serve`` writes by default). Raises FaultCommandError."""
     from observatory.lab.kubeconfig import default_kubeconfig_path
 
-    path = kubeconfig or default_kubeconfig_path()
+    path = kubeconfig or lab_kubeconfig_from_env() or default_kubeconfig_path()
     entry = _read_kubeconfig(path, required=server is None)
     if server is not None:
         url = urlsplit(server)
@@ -123,6 +126,26 @@ def target(server: str | None = None, kubeconfig: Path | None = None) -> LabTarg
         return LabTarget(server.rstrip("/"))
     assert entry is not None
     return entry
+
+
+def lab_kubeconfig_from_env() -> Path | None:
+    """The first file ``KUBECONFIG`` lists whose current-context is the lab's (``observatory-lab``), or None: a user
+    who pointed kubectl at a lab (``export KUBECONFIG=...``) means that lab, even if another ``observatory --lab``
+    has since rewritten the default lab kubeconfig."""
+    import yaml
+
+    from observatory.lab.kubeconfig import LAB_NAME
+
+    for entry in os.environ.get("KUBECONFIG", "").split(os.pathsep):
+        if not entry:
+            continue
+        try:
+            doc = yaml.safe_load(Path(entry).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        if isinstance(doc, dict) and doc.get("current-context") == LAB_NAME:
+            return Path(entry)
+    return None
 
 
 def _read_kubeconfig(path: Path, *, required: bool) -> LabTarget | None:

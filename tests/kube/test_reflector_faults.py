@@ -4,6 +4,7 @@ HTTP 410 on a watch, ERROR events, garbage) and the exact requests it makes."""
 from __future__ import annotations
 
 import asyncio
+import json
 from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import web
@@ -165,3 +166,35 @@ async def test_a_watch_forbidden_after_the_list(fake):
         assert len(collector.relists()) == 1
     finally:
         await collector.stop()
+
+
+async def test_silence_is_judged_by_the_servers_bookmark_rhythm(fake):
+    """New-user finding: the lab bookmarks every 5 s, but a stalled watch was called stale only after the 90 s read
+    timeout. Once bookmarks show their rhythm, three median gaps of silence (within [min_silence, read_timeout])
+    make the watch stale, and the state says why."""
+    api, conn = fake
+    gap = 0.1
+
+    async def bookmarks_then_silence(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for rv in range(101, 106):
+            bookmark = {"type": "BOOKMARK", "object": {"kind": "Pod", "apiVersion": "v1",
+                                                       "metadata": {"resourceVersion": str(rv)}}}
+            await response.write(json.dumps(bookmark).encode() + b"\n")
+            await asyncio.sleep(gap)
+        await asyncio.sleep(60)  # stalled: the socket stays open and sends nothing
+        return response
+
+    api.watch_script = [bookmarks_then_silence]
+    reflector = RecordingReflector(conn.api, "pods", "default", read_timeout=60, min_silence=0.2)
+    collector = Collector(reflector.run())
+    try:
+        await until(lambda: "stale" in collector.states(), "the stalled watch called stale", timeout=20)
+    finally:
+        await collector.stop()
+    stale = collector.last_state()
+    assert reflector.silence_limit() < 60  # judged by the rhythm, not by the 60 s read timeout
+    assert stale.detail.startswith("The watch of pods sent nothing (no events, no bookmarks) for ")
+    assert "(bookmarks had come every " in stale.detail

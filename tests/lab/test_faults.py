@@ -10,6 +10,7 @@ the fault's duration, never fixed sleeps.
 from __future__ import annotations
 
 import asyncio
+import os
 import contextlib
 import json
 
@@ -264,6 +265,23 @@ async def test_cli_with_server_and_token_from_the_kubeconfig(tmp_path, capsys):
         assert err.count("\n") == 1 and "Traceback" not in err and "TLS to the lab" in err
     finally:
         await lab.stop()
+
+
+async def test_cli_follows_a_lab_kubeconfig_named_by_kubeconfig(lab, tmp_path, monkeypatch, capsys):
+    """New-user finding: with KUBECONFIG pointing at the lab, lab fault read the default lab kubeconfig, which
+    another `observatory --lab` had rewritten, and reached no lab."""
+    from observatory.lab.fault_cli import target
+    from observatory.lab.kubeconfig import write_kubeconfig
+
+    stale = write_kubeconfig(tmp_path / "default-kc", "http://127.0.0.1:1")  # a lab that is gone
+    monkeypatch.setattr("observatory.lab.kubeconfig.default_kubeconfig_path", lambda: stale)
+    monkeypatch.setenv("KUBECONFIG", os.pathsep.join([str(tmp_path / "missing"), str(lab.kubeconfig_path)]))
+    assert target().server == lab.url
+    assert await run_cli("latency", "5") == 0
+    assert capsys.readouterr().out.startswith("delaying every")
+    assert await run_cli("clear") == 0
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))  # no lab kubeconfig named: the default path
+    assert target().server == "http://127.0.0.1:1"
 
 
 @pytest.mark.parametrize("argv, code, words", [

@@ -239,6 +239,7 @@ async def test_stall_watches(lab, app_and_http):
     app, http = app_and_http
     shown = await run_case(lab, app, http, lambda: post_fault(http, kind="stall-watches", seconds=600))
     assert "stale since" in shown
+    assert "sent nothing (no events, no bookmarks)" in shown  # the header says why, in the reflector's words
 
 
 async def test_compact(lab, app_and_http):

@@ -15,7 +15,9 @@ _STATE_STYLE = {"live": "green", "connecting": "yellow", "resyncing": "yellow", 
 
 
 class HeaderBar(Static):
-    """Two lines: ``[LAB] [READ-ONLY] context · server`` and ``scope … · pods live · nodes live · events live``."""
+    """Two lines: ``[LAB] [READ-ONLY] context · server`` and ``scope … · pods live · nodes live · events live``,
+    followed, while a watch is stale or forbidden, by the first such watch's reason (``· The watch of pods
+    sent nothing …``: the detail names its watch)."""
 
     DEFAULT_CSS = "HeaderBar { height: 2; }"
 
@@ -47,6 +49,10 @@ class HeaderBar(Static):
                 label = f"stale since {clock_time(watch.since)}"
             states.append(f" · {kind} ", style="dim")
             states.append(label, style=_STATE_STYLE.get(watch.state if watch else "connecting", ""))
+        trouble = next((w for k in ("pods", "nodes", "events") if (w := watches.get(k)) is not None
+                        and w.state in ("stale", "forbidden") and w.detail), None)
+        if trouble is not None:  # why, in the reflector's words (the first watch in trouble; cut to the width)
+            states.append(f" · {' '.join(trouble.detail.split())}", style="dim")
         width = max(self.size.width, 1)
         for part in (line, states):  # each line is cut to the width, so the watch states always stay in view
             part.truncate(width, overflow="ellipsis")
