@@ -61,7 +61,10 @@ def timestamp(value: Any) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+    try:
+        return parsed.astimezone(timezone.utc)
+    except OverflowError:  # "0001-01-01T00:00:00+01:00": its UTC time is before year 1
+        return None
 
 
 def metadata_key(obj: Mapping[str, Any], namespaced: bool = True) -> str:

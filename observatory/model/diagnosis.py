@@ -161,6 +161,13 @@ def _latest(events: Iterable[EventView], reason: str) -> EventView | None:
     return best
 
 
+def _line(message: str, width: int = 100) -> str:
+    """A message for a headline: whitespace runs as one space, cut to ``width`` characters with ``…`` (the pending
+    pane shows one short line; the message in full is in ``raw_message``)."""
+    flat = " ".join(message[:width * 4].split())
+    return flat if len(flat) <= width and len(message) <= width * 4 else flat[:width - 1].rstrip() + "…"
+
+
 def _ago(then: datetime | None, now: datetime) -> str:
     if then is None:
         return "at an unknown time"
@@ -282,7 +289,8 @@ def diagnose(pod: PodView, events: Iterable[EventView], nodes: Mapping[str, Node
         return Diagnosis(state=NOMINATED, headline=f"nominated to {pod.nominated_node} (preemption)",
                          explanation=tuple(lines), **base, **refusal_fields)
     if status == "False" and reason == "SchedulerError":
-        return Diagnosis(state=SCHEDULER_ERROR, headline=f"SchedulerError: {message}" if message else "SchedulerError",
+        return Diagnosis(state=SCHEDULER_ERROR,
+                         headline=f"SchedulerError: {_line(message)}" if message else "SchedulerError",
                          explanation=("PodScheduled=False, reason SchedulerError: the scheduler chose a node but "
                                       "could not finish (a failed bind or a plugin error); it will retry.",
                                       *([message] if message else [])),
@@ -297,7 +305,7 @@ def diagnose(pod: PodView, events: Iterable[EventView], nodes: Mapping[str, Node
                          likely="no node passes the scheduler's filters; the node fit shows each node's reason.",
                          **base, **refusal_fields)
     if scheduled is not None:
-        return Diagnosis(state=SCHEDULED, headline=f"Scheduled: {scheduled.message}",
+        return Diagnosis(state=SCHEDULED, headline=f"Scheduled: {_line(scheduled.message)}",
                          explanation=(f"{scheduled.source or 'A scheduler'} reported: {scheduled.message}.",
                                       "The pod's own update (spec.nodeName) has not arrived on the watch yet."),
                          **base)

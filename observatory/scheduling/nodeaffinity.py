@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._json import listed
+
 __all__ = ["NodeSelectorTerm", "PodNodeAffinity", "Requirement", "compile_pod_affinity"]
 
 _INT64 = re.compile(r"^[+-]?[0-9]+$")
@@ -70,7 +72,7 @@ class Requirement:
 
 def _label_requirement(raw: Mapping[str, Any]) -> Requirement:
     key, op = str(raw.get("key", "")), str(raw.get("operator", ""))
-    values = tuple(str(v) for v in raw.get("values") or ())
+    values = tuple(str(v) for v in listed(raw.get("values")))
     error = None
     if op in ("In", "NotIn") and not values:
         error = "for 'in', 'notin' operators, values set can't be empty"
@@ -88,7 +90,7 @@ def _label_requirement(raw: Mapping[str, Any]) -> Requirement:
 
 def _field_requirement(raw: Mapping[str, Any]) -> Requirement:
     key, op = str(raw.get("key", "")), str(raw.get("operator", ""))
-    values = tuple(str(v) for v in raw.get("values") or ())
+    values = tuple(str(v) for v in listed(raw.get("values")))
     error = None
     if op not in ("In", "NotIn"):
         error = f'Unsupported value: "{op}": supported values: "In", "NotIn"'
@@ -123,8 +125,8 @@ def _term(raw: Any) -> NodeSelectorTerm | None:
     """None for an empty (or malformed) term, which selects nothing."""
     if not isinstance(raw, Mapping):
         return None
-    exprs = [e for e in raw.get("matchExpressions") or () if isinstance(e, Mapping)]
-    fields = [f for f in raw.get("matchFields") or () if isinstance(f, Mapping)]
+    exprs = [e for e in listed(raw.get("matchExpressions")) if isinstance(e, Mapping)]
+    fields = [f for f in listed(raw.get("matchFields")) if isinstance(f, Mapping)]
     if not exprs and not fields:
         return None
     return NodeSelectorTerm(tuple(map(_label_requirement, exprs)), tuple(map(_field_requirement, fields)))
@@ -170,9 +172,9 @@ def _prefilter_node_names(raw_terms: list) -> frozenset[str] | None:
     names: set[str] | None = None
     for t in raw_terms:
         term_names: set[str] | None = None
-        for r in (t.get("matchFields") or ()) if isinstance(t, Mapping) else ():
+        for r in listed(t.get("matchFields")) if isinstance(t, Mapping) else ():
             if isinstance(r, Mapping) and r.get("key") == METADATA_NAME and r.get("operator") == "In":
-                s = {str(v) for v in r.get("values") or ()}
+                s = {str(v) for v in listed(r.get("values"))}
                 term_names = s if term_names is None else term_names & s
         if term_names is None:
             return None  # a term without a name restriction: every node is eligible (terms are ORed)
@@ -192,12 +194,12 @@ def compile_pod_affinity(pod: Mapping[str, Any]) -> PodNodeAffinity:
     required_raw = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     required, node_names = None, None
     if isinstance(required_raw, Mapping):
-        raw_terms = [t for t in required_raw.get("nodeSelectorTerms") or ()]
+        raw_terms = list(listed(required_raw.get("nodeSelectorTerms")))
         required = tuple(t for t in map(_term, raw_terms) if t is not None)
         if raw_terms:
             node_names = _prefilter_node_names(raw_terms)
     preferred = []
-    for p in node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ():
+    for p in listed(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
         if not isinstance(p, Mapping) or not isinstance(p.get("weight"), int) or not p.get("weight"):
             continue
         term = _term(p.get("preference"))

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ._json import listed
 from .nodeaffinity import PodNodeAffinity, compile_pod_affinity
 from .pods import is_terminal, pod_key, pod_priority
 from .resources import CPU, MEMORY, PODS, PodResources, compute_pod_resources, node_allocatable
@@ -33,8 +34,8 @@ BIND_ALL = "0.0.0.0"
 def _host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
     """Host ports of the regular containers (``getContainerPorts``: init containers are not looked at)."""
     out = []
-    for c in spec.get("containers") or ():
-        for p in (c.get("ports") or ()) if isinstance(c, Mapping) else ():
+    for c in listed(spec.get("containers")):
+        for p in listed(c.get("ports")) if isinstance(c, Mapping) else ():
             port = p.get("hostPort") if isinstance(p, Mapping) else None
             if isinstance(port, int) and not isinstance(port, bool) and port > 0:
                 out.append((p.get("hostIP") or BIND_ALL, p.get("protocol") or "TCP", port))

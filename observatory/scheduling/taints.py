@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._json import listed
+
 __all__ = ["Taint", "Toleration", "find_untolerated_taint", "parse_taints", "parse_tolerations", "tolerates"]
 
 NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "PreferNoSchedule", "NoExecute"
@@ -60,7 +62,7 @@ def parse_taints(node: Mapping[str, Any]) -> tuple[Taint, ...]:
     spec = node.get("spec") if isinstance(node, Mapping) else None
     raw = spec.get("taints") if isinstance(spec, Mapping) else None
     return tuple(Taint(_str(t.get("key")), _str(t.get("value")), _str(t.get("effect")))
-                 for t in raw or () if isinstance(t, Mapping))
+                 for t in listed(raw) if isinstance(t, Mapping))
 
 
 def parse_tolerations(pod: Mapping[str, Any]) -> tuple[Toleration, ...]:
@@ -68,7 +70,7 @@ def parse_tolerations(pod: Mapping[str, Any]) -> tuple[Toleration, ...]:
     spec = pod.get("spec") if isinstance(pod, Mapping) else None
     raw = spec.get("tolerations") if isinstance(spec, Mapping) else None
     return tuple(Toleration(_str(t.get("key")), _str(t.get("operator")), _str(t.get("value")), _str(t.get("effect")))
-                 for t in raw or () if isinstance(t, Mapping))
+                 for t in listed(raw) if isinstance(t, Mapping))
 
 
 def tolerates(tolerations: Iterable[Toleration], taint: Taint) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from textual import events, work
 from textual.app import App, ComposeResult
+from textual.notifications import SeverityLevel
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.containers import Grid
@@ -31,10 +32,12 @@ from observatory.model.records import BindingExchange
 from observatory.model.rows import pending_row
 from observatory.model.state import ClusterState, PendingRow
 from observatory.ui.binding_flow import BindingFlow, BindingResponded
+from observatory.ui.heap import settle_after, settle_after_repaint
 from observatory.ui.lesson_flow import LessonFlow, make_lesson_run
 from observatory.ui.permissions_flow import PermissionsFlow
+from observatory.ui.printable import PrintableFilter
 from observatory.ui.replay_flow import ReplayFlow
-from observatory.ui.scheduler_flow import SCHEDULER_BINDING, SchedulerFlow
+from observatory.ui.scheduler_flow import SCHEDULER_BINDINGS, SchedulerFlow
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.help import HelpScreen
 from observatory.ui.source import Source
@@ -93,7 +96,7 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
         Binding("shift+tab", "focus_previous", "Previous pane", show=False, id="previous-pane"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
         Binding("l", "toggle_lesson", "Lesson", id="lesson"),  # lesson mode only (lesson_flow.py)
-        SCHEDULER_BINDING,  # r: start or stop the in-process scheduler (scheduler_flow.py)
+        *SCHEDULER_BINDINGS,  # r: start or stop the in-process scheduler; w: Why / decisions (scheduler_flow.py)
         Binding("q", "quit", "Quit", id="quit"),
         *TEACHING_BINDINGS,  # c commands, e transcript, s screenshot (teaching_flow.py); after Quit in the footer
     ]
@@ -107,6 +110,7 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
                  screenshot_dir: Path | str = Path("."), lesson: Lesson | None = None,
                  key_script: AsyncIterator[str] | None = None) -> None:
         super().__init__()
+        self._filters.append(PrintableFilter())  # no cluster text drives the terminal (ui/printable.py)
         self.source = source
         self.clock = clock or (lambda: datetime.now(UTC))
         self.state = ClusterState(self.clock, recent_seconds=recent_seconds)
@@ -158,6 +162,7 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
         """One worker per watched kind: apply each delta, mark what changed; the interval repaints."""
         async for delta in self.source.stream(kind):
             changed = self.state.apply(delta)
+            settle_after(delta)  # after a big list, keep full GC passes short (heap.py)
             self._dirty |= changed
             if "watch" in changed:  # shown at once, however briefly it lasts (a resync after 410 takes milliseconds)
                 self.flush()
@@ -170,6 +175,7 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
             self._repaint()
         except NoMatches:
             return  # the default screen is being torn down
+        settle_after_repaint()  # after the first repaint of a big list, keep full GC passes short (heap.py)
 
     def _repaint(self) -> None:
         now = self.clock()
@@ -220,12 +226,18 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
             return self.lesson_run is not None
         return True
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Textual's notify with markup off by default: a notification quotes server messages, paths and names a
+        user typed, and ``[/]`` in any of them would otherwise be a MarkupError."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Unexpected worker failures become a visible message, never a traceback."""
         if event.state == WorkerState.ERROR:
             error = event.worker.error
             self.notify(f"{event.worker.name}: {type(error).__name__}: {error}", title="observatory error",
-                        severity="error", timeout=15)
+                        severity="error", timeout=15, markup=False)  # the error's text is not markup
 
     # -- scope, filter, help ---------------------------------------------------------------------------------------
 

@@ -184,7 +184,7 @@ class TeachingFlow:
         try:
             twin = json_twin(target)
         except ValueError as exc:
-            self.notify(str(exc), title="Transcript not written", severity="error", timeout=10)
+            self.notify(str(exc), title="Transcript not written", severity="error", timeout=10, markup=False)
             return None
         records = tuple(r if r.after is not None else r.with_after(self.snapshot(r.exchange.pod))
                         for r in self.bind_records)
@@ -197,10 +197,10 @@ class TeachingFlow:
             twin.write_text(text, encoding="utf-8")
         except OSError as exc:
             self.notify(f"Cannot write {exc.filename or target}: {exc.strerror or exc}", title="Transcript not written",
-                        severity="error", timeout=10)
+                        severity="error", timeout=10, markup=False)  # paths are not markup
             return None
         target, twin = target.absolute(), twin.absolute()
-        self.notify(f"{target}\nand its JSON twin {twin.name}", title="Transcript written", timeout=10)
+        self.notify(f"{target}\nand its JSON twin {twin.name}", title="Transcript written", timeout=10, markup=False)
         return target, twin
 
     # -- s: screenshots --------------------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ class TeachingFlow:
             saved = Path(self.save_screenshot(filename=name, path=str(folder)))
         except OSError as exc:
             self.notify(f"Cannot write {folder / name}: {exc.strerror or exc}", title="Screenshot not saved",
-                        severity="error", timeout=10)
+                        severity="error", timeout=10, markup=False)
             return None
-        self.notify(str(saved.absolute()), title="Screenshot saved")
+        self.notify(str(saved.absolute()), title="Screenshot saved", markup=False)
         return saved

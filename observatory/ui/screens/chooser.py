@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 
 from observatory.ui.screens.once import OnceModal
+from observatory.ui.text import literal
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
@@ -38,11 +39,11 @@ class ChooserScreen(OnceModal[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="chooser"):
-            yield Label(self.title_text, id="chooser-title")
+            yield Label(literal(self.title_text), id="chooser-title")
             if self.subtitle:
-                yield Label(self.subtitle, id="chooser-subtitle")
+                yield Label(literal(self.subtitle), id="chooser-subtitle")
             yield Input(placeholder=self.placeholder, id="chooser-filter")
-            yield OptionList(*[Option(label, id=oid) for oid, label in self.options], id="chooser-options")
+            yield OptionList(*[Option(literal(label), id=oid) for oid, label in self.options], id="chooser-options")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -58,7 +59,7 @@ class ChooserScreen(OnceModal[str | None]):
         matching = [(oid, label) for oid, label in self.options if text in oid.lower()]
         # An exact name first, so typing a whole name that is also part of another picks the one typed.
         matching.sort(key=lambda option: option[0] != typed)
-        options.add_options([Option(label, id=oid) for oid, label in matching])
+        options.add_options([Option(literal(label), id=oid) for oid, label in matching])
         if self.free_text and typed and all(oid != typed for oid, _ in matching):
             hint = Text(typed, style="bold")
             hint.append(f"  {self.free_text_hint}", style="italic")

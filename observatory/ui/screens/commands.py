@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 
 from observatory.ui.screens.once import OnceModal
+from observatory.ui.text import literal
 from textual.widgets import Label, TextArea
 
 from observatory.model.commands import EquivalentCommands
@@ -39,9 +40,9 @@ class CommandsScreen(OnceModal[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="commands"):
-            yield Label(self.title_text, id="commands-title")
+            yield Label(literal(self.title_text), id="commands-title")
             if self.subtitle:
-                yield Label(self.subtitle, id="commands-subtitle")
+                yield Label(literal(self.subtitle), id="commands-subtitle")
             yield TextArea(self.text, read_only=True, soft_wrap=True, show_line_numbers=False, id="commands-text")
             yield Label("credentials are placeholders, never printed · select with the mouse or shift+arrows, "
                         "ctrl+c copies · Esc closes", id="commands-hint")

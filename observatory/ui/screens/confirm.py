@@ -7,6 +7,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 
 from observatory.ui.screens.once import OnceModal
+from observatory.ui.text import literal
 from textual.widgets import Label
 
 
@@ -24,9 +25,9 @@ class ConfirmScreen(OnceModal[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm"):
-            yield Label(self.title_text, id="confirm-title")
+            yield Label(literal(self.title_text), id="confirm-title")
             for warning in self.warnings:
-                yield Label(f"⚠ {warning}", classes="warning")
+                yield Label(literal(f"⚠ {warning}"), classes="warning")
             yield Label("Send the Binding anyway?  [b]y[/b] yes   [b]n[/b] no", id="confirm-prompt")
 
     def action_answer(self, answer: bool) -> None:

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from observatory.model.records import EventView
-from observatory.ui.text import clock_time
+from observatory.ui.text import cell, clock_time
 from observatory.ui.widgets.keyed_rows import FreshWidths, sync_rows
 
 _COLUMNS = ("time", "type", "reason", "from", "message")
@@ -28,6 +28,6 @@ class EventsPane(FreshWidths, DataTable):
         for ev in events:
             count = f" (x{ev.count})" if ev.count > 1 else ""
             wanted[ev.key] = (clock_time(ev.time), Text(ev.type, style="red" if ev.type == "Warning" else ""),
-                              ev.reason, ev.source, ev.message + count)
+                              cell(ev.reason), cell(ev.source), cell(ev.message + count))
         with self.app.batch_update():
             sync_rows(self, wanted, _COLUMNS)

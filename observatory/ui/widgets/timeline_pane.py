@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from observatory.model.records import TimelineFrame
-from observatory.ui.text import clock_time
+from observatory.ui.text import cell, clock_time
 from observatory.ui.widgets.keyed_rows import FreshWidths
 
 
@@ -26,7 +26,7 @@ class TimelinePane(FreshWidths, DataTable):
             self.clear()
             for frame in frames:
                 node = Text(frame.node_name, style="bold green") if frame.node_name else Text("<empty>", style="dim")
-                self.add_row(clock_time(frame.at), frame.resource_version, frame.change, node, frame.phase,
-                             frame.status)
+                self.add_row(clock_time(frame.at), cell(frame.resource_version), frame.change, node,
+                             cell(frame.phase), cell(frame.status))
             if frames:
                 self.scroll_end(animate=False)

@@ -15,8 +15,12 @@ from textual.widgets import Static
 from observatory.model.diagnosis import Diagnosis
 from observatory.model.fit import FitPreview, NodeFit
 from observatory.ui.text import STATE_STYLE
+from observatory.ui.widgets.block_lines import same_wrap
+from observatory.ui.widgets.fit_lines import show_fits_as_lines
 
 NOTHING_SELECTED = "Select a pod in the pending pods pane to see why it is pending."
+MAX_LINE = 4000
+"""Characters of one explanation line shown: a line that quotes a hostile 1 MiB message took seconds to wrap."""
 _NAME_WIDTH = 30
 """Node names are padded to the longest, up to this, so the filter names line up."""
 
@@ -28,7 +32,7 @@ def render_diagnosis(diagnosis: Diagnosis) -> Text:
     out.append(diagnosis.title, style=f"bold {STATE_STYLE.get(diagnosis.state, '')}".strip())
     for line in diagnosis.explanation or (diagnosis.headline,):
         out.append("\n")
-        out.append(line)
+        out.append(line if len(line) <= MAX_LINE else line[:MAX_LINE] + " … (m shows the message in full)")
     if diagnosis.likely:
         out.append("\nLikely: ", style="bold")
         out.append(diagnosis.likely)
@@ -105,7 +109,8 @@ class WhyPane(VerticalScroll):
         self._shown = (pod_key, diagnosis, preview)
         self.border_title = f"Why: {pod_key}" if pod_key else "Why (select a pod)"
         text = self.query_one("#why-text", Static)
-        text.update(render_diagnosis(diagnosis) if diagnosis is not None else Text(NOTHING_SELECTED, style="dim"))
+        content = render_diagnosis(diagnosis) if diagnosis is not None else Text(NOTHING_SELECTED, style="dim")
+        text.update(content, layout=not same_wrap(text.content, content))  # a count going up needs no layout
         label = self.query_one("#why-fit-label", Static)
         label.display = preview is not None
         if preview is not None:
@@ -116,6 +121,8 @@ class WhyPane(VerticalScroll):
     def _show_fits(self, fits: tuple[NodeFit, ...]) -> None:
         """Keyed by node name: remove the blocks of nodes gone, update changed ones, mount new ones in order."""
         width = min(max((len(fit.node) for fit in fits), default=0), _NAME_WIDTH)
+        if show_fits_as_lines(self, fits, width):  # past 100 nodes: one line-API child (fit_lines.py)
+            return
         wanted = {fit.node: fit for fit in fits}
         for node in [n for n in self._blocks if n not in wanted]:
             for widget in self._blocks.pop(node):
