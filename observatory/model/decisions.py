@@ -48,6 +48,10 @@ class SchedulingDecision:
     ``unschedulable``, the error for ``error``, the Status message of a 409 for ``conflict``, else None.
     ``exchange``: the Binding's HTTP exchange, None when none was sent. ``outcome``: one of :data:`OUTCOMES`.
     ``time``: when the outcome was known (aware UTC). ``dry_run``: nothing was written (no Binding, event or status).
+    ``cycle``: the scheduling cycle's sequence number in its scheduler run (1 for the first pod popped from the
+    queue; 0 when unknown); ``started``: when that cycle started (aware UTC; None when unknown). A failure is known at
+    once and a Binding only when its answer comes back, so decisions arrive out of queue order; ordering by
+    ``(started, cycle)`` (:attr:`queue_order`) restores the order in which the pods were taken from the queue.
     """
 
     pod: str
@@ -64,6 +68,8 @@ class SchedulingDecision:
     time: datetime
     plugin_scores: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     dry_run: bool = False
+    cycle: int = 0
+    started: datetime | None = None
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
@@ -74,25 +80,37 @@ class SchedulingDecision:
         """The nodes that passed every filter, in node order."""
         return tuple(node for node, reason in self.verdicts.items() if not reason)
 
+    @property
+    def queue_order(self) -> tuple[datetime, int]:
+        """The sort key of queue order: when the scheduling cycle started (else when the outcome was known), then
+        the cycle number."""
+        return (self.started or self.time, self.cycle)
+
     def top_scores(self, n: int = 3) -> tuple[tuple[str, int], ...]:
         """The ``n`` best ``(node, score)`` pairs, best first (ties by node name)."""
         return tuple(sorted(self.scores.items(), key=lambda item: (-item[1], item[0]))[:n])
 
     def summary(self) -> str:
-        """One line for a person, e.g. ``bound sched-lab/web -> pair-worker (1/2 feasible; top scores:
-        pair-worker 265) 201 Created in 4 ms``; the FitError text verbatim for ``unschedulable``."""
+        """One line for a person, e.g. ``bound sched-lab/web -> pair-worker (1/2 feasible; top scores: pair-worker
+        265) 201 Created in 4 ms``, with ``attempt N; `` first in the parenthesis from the second attempt on; for
+        ``--policy spread`` the feasible nodes' pod counts, fewest first (``pods on node: pair-worker 0, …``); the
+        FitError text verbatim for ``unschedulable``."""
         nodes = len(self.verdicts)
-        feasible = f"{len(self.feasible)}/{nodes} feasible"
-        scores = ", ".join(f"{node} {score}" for node, score in self.top_scores())
-        if self.policy == "spread" and scores:
-            scores = ", ".join(f"{node} {-score} pods" for node, score in self.top_scores())
-        why = f"{feasible}; top scores: {scores}" if scores else f"{feasible}; policy {self.policy}"
+        parts = [f"attempt {self.attempt}"] if self.attempt > 1 else []
+        parts.append(f"{len(self.feasible)}/{nodes} feasible")
+        if self.scores and self.policy == "spread":  # spread scores minus the pods on the node: fewest first
+            parts.append("pods on node: " + ", ".join(f"{node} {-score}" for node, score in self.top_scores()))
+        elif self.scores:
+            parts.append("top scores: " + ", ".join(f"{node} {score}" for node, score in self.top_scores()))
+        else:
+            parts.append(f"policy {self.policy}")
+        why = "; ".join(parts)
         attempt = f" (attempt {self.attempt})" if self.attempt > 1 else ""
         ex = self.exchange
         if self.outcome == BOUND and ex is not None:
-            return f"bound {self.pod} -> {self.node}{attempt} ({why}) {ex.status} {ex.reason} in {ex.elapsed_ms:.0f} ms"
+            return f"bound {self.pod} -> {self.node} ({why}) {ex.status} {ex.reason} in {ex.elapsed_ms:.0f} ms"
         if self.outcome == DRY_RUN:
-            return f"would bind {self.pod} -> {self.node}{attempt} ({why}) [dry run: nothing sent]"
+            return f"would bind {self.pod} -> {self.node} ({why}) [dry run: nothing sent]"
         if self.outcome == CONFLICT:
             status = f"{ex.status} {ex.reason}".strip() if ex is not None else "409 Conflict"
             return (f"{status} {self.pod} -> {self.node}: {self.message or 'conflict'} "
@@ -106,12 +124,13 @@ class SchedulingDecision:
         return f"error {self.pod}{target}{attempt}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict: the fields above, ``time`` as RFC 3339, the exchange as status, reason and
-        ``elapsed_ms`` (its bodies stay out)."""
+        """A JSON-ready dict: the fields above, ``time`` and ``cycleStarted`` as RFC 3339, the exchange as status,
+        reason and ``elapsed_ms`` (its bodies stay out)."""
         ex = self.exchange
         return {"pod": self.pod, "uid": self.uid, "schedulerName": self.scheduler_name, "policy": self.policy,
                 "attempt": self.attempt, "outcome": self.outcome, "node": self.node, "message": self.message,
                 "feasible": len(self.feasible), "nodes": len(self.verdicts), "scores": dict(self.scores),
-                "dryRun": self.dry_run, "time": self.time.isoformat().replace("+00:00", "Z"),
+                "dryRun": self.dry_run, "time": self.time.isoformat().replace("+00:00", "Z"), "cycle": self.cycle,
+                "cycleStarted": None if self.started is None else self.started.isoformat().replace("+00:00", "Z"),
                 "binding": None if ex is None else {"status": ex.status, "reason": ex.reason,
                                                     "elapsedMs": round(ex.elapsed_ms, 3), "error": ex.error}}

@@ -2,7 +2,8 @@
 
 Connects like ``observatory why`` (``--kubeconfig``/``--context``, in-cluster, or the embedded lab with ``--lab`` or
 when there is no kubeconfig at all: then the lab's URL and kubeconfig path go to stderr so kubectl can create pods
-in it). Scope: ``-n NS``, ``-A``, else the context's namespace (every namespace in the embedded lab).
+in it). Scope: every namespace, as a scheduler serves the whole cluster; ``-n NS`` restricts it to one namespace
+(``-A`` says the default explicitly). The bound pods and the nodes are always watched in every namespace.
 
 stdout gets one line per decision (:meth:`~observatory.model.decisions.SchedulingDecision.summary`, or with
 ``-o json`` one JSON object per line); stderr gets what is not a decision (synced, leading, watch trouble).
@@ -35,7 +36,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     value given before the subcommand is kept."""
     p = commands.add_parser(
         "schedule", help="run a scheduler for one schedulerName: watch, filter, score, bind, write events",
-        description="Run a scheduler for the pods whose spec.schedulerName is NAME: watch them, filter and score "
+        description="Run a scheduler for the pods whose spec.schedulerName is NAME, in every namespace unless -n "
+        "NS restricts it: watch them, filter and score "
         "the nodes with kube-scheduler's plugins, POST the Binding, write Scheduled/FailedScheduling events "
         "(events.k8s.io/v1) and the PodScheduled condition; one line per decision on stdout. Ctrl-C or SIGTERM "
         "stops it (exit 0).")
@@ -60,9 +62,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", choices=("text", "json"), default="text",
                    help="text: one line per decision (default); json: one JSON object per line")
     p.add_argument("-n", "--namespace", metavar="NS", default=argparse.SUPPRESS,
-                   help="schedule the pods of this namespace only (default: the context's)")
+                   help="schedule the pods of this namespace only (default: every namespace)")
     p.add_argument("-A", "--all-namespaces", action="store_true", default=argparse.SUPPRESS,
-                   help="schedule the pods of every namespace")
+                   help="schedule the pods of every namespace (the default)")
     p.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS,
                    help="kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config; with none, the lab)")
     p.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS,
@@ -127,10 +129,7 @@ async def _main(settings: Any, args: argparse.Namespace, options: SchedulerOptio
             await connection.close()
             print(f"observatory: {exc}", file=err)
             return EXIT_USAGE
-        if getattr(args, "all_namespaces", False) or (lab is not None and not getattr(args, "namespace", None)):
-            namespace = None
-        else:
-            namespace = getattr(args, "namespace", None) or connection.namespace
+        namespace = None if getattr(args, "all_namespaces", False) else getattr(args, "namespace", None) or None
         try:
             return await _serve(connection.api, options, namespace, args.output, out, err)
         finally:

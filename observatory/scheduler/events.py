@@ -4,12 +4,17 @@
   ``NewEventBroadcasterAdapterWithContext`` does through discovery. If it does, each event is
   ``POST /apis/events.k8s.io/v1/namespaces/{ns}/events`` (:func:`~.objects.scheduler_event`); if not, the adapter's
   legacy core/v1 recorder is used: ``POST /api/v1/namespaces/{ns}/events`` (:func:`~.objects.legacy_event`).
-* Isomorphic events (same type, action, reason, reportingController, reportingInstance and ``regarding``, which
-  includes the pod's resourceVersion) within :data:`FINISH_SECONDS` are one event with a series
-  (``event_broadcaster.go`` ``recordToSink``): the second occurrence PATCHes ``{"series": {"count": 2,
-  "lastObservedTime": …}}`` (strategic merge; a 404 creates the event again), later ones only count locally; every
-  :data:`REFRESH_SECONDS` the open series are written, and a series not seen for :data:`FINISH_SECONDS` is written
-  one last time and forgotten (``refreshExistingEventSeries``, ``finishSeries``).
+* Isomorphic events within :data:`FINISH_SECONDS` are one event with a series (``event_broadcaster.go``
+  ``recordToSink``): the second occurrence PATCHes ``{"series": {"count": 2, "lastObservedTime": …}}`` (strategic
+  merge; a 404 creates the event again), so ``kubectl describe`` shows ``(x2 over …)``; later ones only count
+  locally; every :data:`REFRESH_SECONDS` the open series are written, and a series not seen for
+  :data:`FINISH_SECONDS` is written one last time and forgotten (``refreshExistingEventSeries``, ``finishSeries``).
+* Isomorphic means the same type, action, reason, reportingController, reportingInstance and ``regarding``, the
+  whole ObjectReference, resourceVersion included (upstream's ``getKey``). A scheduler's first refusal is followed
+  by its own ``PodScheduled=False`` status patch, which bumps the pod's resourceVersion, so the second refusal of a
+  pod starts a new event and the third joins it as a series: ``kubectl describe`` then shows one FailedScheduling
+  line and one ``(x2 over …)`` line, as it does under kube-scheduler. (Later refusals leave the condition as it is,
+  so no status patch and no new resourceVersion come between them.)
 * A transport failure is retried up to :data:`MAX_TRIES` times, :data:`RETRY_SECONDS` apart (jittered); an API error
   answer drops the event, as client-go's ``recordEvent`` does.
 """
@@ -77,7 +82,9 @@ class EventRecorder:
             return self.api_version
 
     def _key(self, pod: Mapping[str, Any], type_: str, reason: str, action: str) -> tuple[Any, ...]:
-        return (type_, action, reason, self.controller, self.instance, tuple(sorted(object_reference(pod).items())))
+        """The isomorphism key: upstream's ``getKey`` (see the module)."""
+        regarding = object_reference(pod)
+        return (type_, action, reason, self.controller, self.instance, tuple(sorted(regarding.items())))
 
     async def record(self, pod: Mapping[str, Any], type_: str, reason: str, action: str, note: str) -> None:
         """Record one event about ``pod`` (``Normal``/``Warning``, e.g. ``Scheduled``/``Binding``); returns when it

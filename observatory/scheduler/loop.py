@@ -12,7 +12,9 @@ What :meth:`Scheduler.decisions` runs, over one kubernetes-asyncio ApiClient (ev
    when its turn comes gets upstream's ``skip schedule deleting pod: NS/NAME`` FailedScheduling event.
 3. A scheduling cycle runs the one framework (:func:`observatory.scheduling.schedule_one` over a
    :class:`~observatory.scheduling.Snapshot` kept up to date from the watches) and the ``--policy``
-   (:mod:`.policies`). The chosen pod is *assumed* on its node at once, so the next cycle counts it.
+   (:mod:`.policies`). The chosen pod is *assumed* on its node at once, so the next cycle counts it. Cycles are
+   numbered from 1 in the order pods leave the queue; each decision carries its cycle's number and start time
+   (``SchedulingDecision.cycle``/``started``), since a refusal is known at once and a Binding only when answered.
 4. The binding cycle runs concurrently (up to ``bind_concurrency`` Bindings in flight):
    ``POST /api/v1/namespaces/{ns}/pods/{name}/binding`` (:func:`observatory.kube.binding.post_binding`). 2xx:
    a Normal ``Scheduled`` event ``Successfully assigned NS/NAME to NODE`` (action ``Binding``). 409 (another binder
@@ -104,6 +106,8 @@ class Scheduler:
         self._writes: set[asyncio.Task[None]] = set()
         self._states: dict[str, str] = {}
         self._lease_task: asyncio.Task[None] | None = None
+        self._cycles = 0
+        """Scheduling cycles started so far: the next decision's ``cycle`` is one more."""
 
     # -- running -------------------------------------------------------------------------------------------------
 
@@ -249,16 +253,18 @@ class Scheduler:
             f"Lost the Lease {elector.key}: no renewal succeeded within {elector.renew_deadline:g} s, so this "
             "instance stopped scheduling (kube-scheduler exits the same way)."))
 
-    def _decision(self, pod: Mapping[str, Any], attempt: int, verdicts: Mapping[str, str], *, outcome: str,
-                  node: str | None = None, message: str | None = None, scores: Mapping[str, int] | None = None,
-                  plugin_scores: Mapping[str, Mapping[str, int]] | None = None,
+    def _decision(self, pod: Mapping[str, Any], cycle: tuple[int, datetime], attempt: int,
+                  verdicts: Mapping[str, str], *, outcome: str, node: str | None = None, message: str | None = None,
+                  scores: Mapping[str, int] | None = None, plugin_scores: Mapping[str, Mapping[str, int]] | None = None,
                   exchange: BindingExchange | None = None) -> SchedulingDecision:
+        """The decision of the scheduling cycle ``cycle`` (its number and start time)."""
         meta = pod.get("metadata") or {}
         return SchedulingDecision(
             pod=f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}", uid=str(meta.get("uid") or ""),
             scheduler_name=self.name, policy=self.options.policy, attempt=attempt, verdicts=dict(verdicts),
             scores=dict(scores or {}), node=node, message=message, exchange=exchange, outcome=outcome,
-            time=datetime.now(UTC), plugin_scores=dict(plugin_scores or {}), dry_run=self.options.dry_run)
+            time=datetime.now(UTC), plugin_scores=dict(plugin_scores or {}), dry_run=self.options.dry_run,
+            cycle=cycle[0], started=cycle[1])
 
     def _cycle(self, key: Key) -> bool:
         """One scheduling cycle for ``key``; True when a binding cycle was started (it holds a slot)."""
@@ -267,16 +273,18 @@ class Scheduler:
             self.queue.remove(key)
             return False
         reason = scheduling.not_responsible_reason(pod, self.name)
+        if reason is not None and reason != "being deleted":
+            self.queue.remove(key)
+            return False
+        self._cycles += 1
+        cycle = (self._cycles, datetime.now(UTC))
         if reason == "being deleted":
             self.queue.remove(key)
             message = f"skip schedule deleting pod: {key[0]}/{key[1]}"
             if not self.options.dry_run:
                 self._spawn_write(self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", message))
-            self._out.put_nowait(self._decision(pod, self.queue.attempts(key) + 1, {}, outcome="skipped",
+            self._out.put_nowait(self._decision(pod, cycle, self.queue.attempts(key) + 1, {}, outcome="skipped",
                                                 message=message))
-            return False
-        if reason is not None:
-            self.queue.remove(key)
             return False
         attempt = self.queue.attempts(key) + 1
         info = scheduling.PodInfo.from_pod(pod)
@@ -285,26 +293,28 @@ class Scheduler:
         if decision.error:
             self._record_failure(pod, "SchedulerError", decision.error)
             self.queue.retry(key, time.monotonic())
-            self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="error", message=decision.error))
+            self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="error",
+                                                message=decision.error))
             return False
         choice = choose(self.options.policy, info, decision, self.cache.snapshot, self.rng)
         if choice.node is None:
             message = decision.message or scheduling.NO_NODES_AVAILABLE
             self._record_failure(pod, "Unschedulable", message)
             self.queue.unschedulable(key, time.monotonic())
-            self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="unschedulable", message=message))
+            self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="unschedulable",
+                                                message=message))
             return False
         self.cache.assume(key, dataclasses.replace(info, node_name=choice.node))
         if self.options.dry_run:
-            self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="dry-run", node=choice.node,
+            self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="dry-run", node=choice.node,
                                                 scores=choice.scores, plugin_scores=choice.plugin_scores))
             return False
-        task = asyncio.get_running_loop().create_task(self._bind(key, pod, choice, attempt, verdicts))
+        task = asyncio.get_running_loop().create_task(self._bind(key, pod, choice, cycle, attempt, verdicts))
         self._binds.add(task)
         task.add_done_callback(self._binds.discard)
         return True
 
-    async def _bind(self, key: Key, pod: dict[str, Any], choice: Any, attempt: int,
+    async def _bind(self, key: Key, pod: dict[str, Any], choice: Any, cycle: tuple[int, datetime], attempt: int,
                     verdicts: Mapping[str, str]) -> None:
         """The binding cycle: POST the Binding, then record the outcome."""
         meta = pod.get("metadata") or {}
@@ -316,14 +326,14 @@ class Scheduler:
         if exchange.ok:
             note = scheduling.scheduled_message(key[0], key[1], choice.node)
             self._spawn_write(self.recorder.record(pod, "Normal", "Scheduled", "Binding", note))
-            self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="bound", node=choice.node,
+            self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="bound", node=choice.node,
                                                 exchange=exchange, **scored))
             return
         self.cache.forget(key)
         message = exchange.status_message or exchange.error or exchange.status_line
         if exchange.status == 409:
             self.queue.remove(key)
-            self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="conflict", node=choice.node,
+            self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="conflict", node=choice.node,
                                                 message=message, exchange=exchange, **scored))
             return
         if exchange.status == 404:
@@ -334,7 +344,7 @@ class Scheduler:
             delay = self.queue.retry(key, time.monotonic())
             message = f"{error} (retrying in {delay:g} s)"
             self._wake.set()
-        self._out.put_nowait(self._decision(pod, attempt, verdicts, outcome="error", node=choice.node,
+        self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="error", node=choice.node,
                                             message=message, exchange=exchange, **scored))
 
     def _record_failure(self, pod: dict[str, Any], reason: str, message: str) -> None:

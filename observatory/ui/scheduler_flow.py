@@ -11,9 +11,13 @@ exclusive worker. Each :class:`~observatory.model.decisions.SchedulingDecision` 
 ordinary watch. ``r`` again (or *Stop scheduler*) cancels the worker: the scheduler's watches stop, Bindings in
 flight get their answer and a held Lease is released (``Scheduler.decisions``). One scheduler at a time.
 
+While it runs, ``w`` (or the palette's *Show Why pane* / *Show scheduler decisions*) switches that place between the
+decisions and the Why pane of the selected pod; stopping the scheduler brings the Why pane back either way.
+
 In read-only mode the scheduler runs as a dry run: it decides and shows what it would bind, and sends nothing. A
-source without ``run_scheduler`` (a recording, a replay) says so instead. The scheduler serves the namespace watched
-when it started (every namespace: all of them), whatever ``n`` or ``a`` show later.
+source without ``run_scheduler`` (a recording, a replay) says so instead. The scheduler serves the screen's scope
+when it started (the namespace shown, or every namespace), whatever ``n`` or ``a`` show later; the chooser says
+which. (``observatory schedule`` serves every namespace unless ``-n`` restricts it.)
 
 Upstream does not restrict ``spec.schedulerName`` beyond its being a string (``ValidatePodSpec`` leaves it alone;
 a KubeSchedulerConfiguration profile only requires it non-empty), so any non-empty name without surrounding spaces
@@ -23,8 +27,9 @@ is accepted (:meth:`SchedulerOptions.validate`).
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -51,10 +56,14 @@ from observatory.ui.widgets.why_pane import WhyPane
 if TYPE_CHECKING:
     from observatory.ui.source import Source
 
-__all__ = ["POLICY_HELP", "SCHEDULER_BINDING", "SchedulerFlow", "SchedulerRun", "scheduler_name_options"]
+__all__ = ["POLICY_HELP", "SCHEDULER_BINDING", "SCHEDULER_BINDINGS", "SchedulerFlow", "SchedulerRun",
+           "scheduler_name_options"]
 
 SCHEDULER_BINDING = Binding("r", "toggle_scheduler", "Scheduler", show=False, id="scheduler")
-"""ObservatoryApp lists it in its BINDINGS (a mixin's own BINDINGS would be ignored); in ``?`` and the palette."""
+WHY_OR_DECISIONS_BINDING = Binding("w", "toggle_why_decisions", "While a scheduler runs: Why pane / its decisions",
+                                   show=False, id="why-or-decisions")
+SCHEDULER_BINDINGS = [SCHEDULER_BINDING, WHY_OR_DECISIONS_BINDING]
+"""ObservatoryApp lists them in its BINDINGS (a mixin's own BINDINGS would be ignored); in ``?`` and the palette."""
 KEPT_DECISIONS = 200
 """Decisions kept for the pane (its history shows the last few)."""
 KEPT_EXCHANGES = 20
@@ -77,7 +86,9 @@ class SchedulerRun:
     options: SchedulerOptions
     latest: dict[str, str] = field(default_factory=dict)
     note: str = ""
-    """The scheduler's last log line (synced, a watch in trouble)."""
+    """The scheduler's last log line (synced, a watch in trouble, a write that failed)."""
+    note_at: datetime | None = None
+    """When :attr:`note` was logged."""
 
     def count(self, outcome: str) -> int:
         """Pods whose latest decision had ``outcome``."""
@@ -97,8 +108,15 @@ class SchedulerRun:
 
     @property
     def title(self) -> str:
-        """The decisions pane's: ``Decisions of my-scheduler (least-allocated): 2 bound, 1 unschedulable``."""
-        return f"Decisions of {self.options.scheduler_name} ({self.options.policy}): {self.counts}"
+        """The decisions pane's: ``Decisions of my-scheduler (least-allocated)`` (the counts are in the header)."""
+        return f"Decisions of {self.options.scheduler_name} ({self.options.policy})"
+
+    @property
+    def log_line(self) -> str:
+        """The last log line with its time, ``09:30:00 Synced: 2 nodes, …``; "" before the first."""
+        if not self.note:
+            return ""
+        return f"{clock_time(self.note_at)} {self.note}" if self.note_at is not None else self.note
 
 
 def scheduler_name_options(state: ClusterState) -> list[tuple[str, Text]]:
@@ -142,8 +160,11 @@ class SchedulerFlow:
     state: ClusterState
     source: Source
     refresh_interval: float
+    clock: Callable[[], datetime]
     scheduler_run: SchedulerRun | None = None
     """The scheduler running now (None: none)."""
+    why_while_scheduling: bool = False
+    """``w``: the Why pane, not the decisions, in their place while the scheduler runs."""
     _decisions: list[SchedulingDecision] | None = None
     _decisions_shown = 0
     _unshown_exchanges: int = 0
@@ -169,6 +190,8 @@ class SchedulerFlow:
                         "was watched.", title="Scheduler", severity="warning")
             return
         subtitle = Text("Pods waiting for a node, by schedulerName. Type any other name to serve it.", style="dim")
+        scope = f"namespace {self.source.namespace}" if self.source.namespace else "every namespace"
+        subtitle.append(f"\nIt serves the screen's scope: {scope} (n or a changes it before r).", style="dim")
 
         def named(name: str | None) -> None:
             if name:
@@ -210,6 +233,7 @@ class SchedulerFlow:
             self.notify(str(exc), title="Scheduler", severity="warning")
             return
         run = self.scheduler_run = SchedulerRun(options)
+        self.why_while_scheduling = False
         self._show_scheduler_pane(True)
         self._scheduler_timer = self.set_interval(self.refresh_interval, self.show_scheduler)
         self.run_in_process_scheduler(run)
@@ -238,7 +262,7 @@ class SchedulerFlow:
         """Iterate ``source.run_scheduler``; each decision is kept and shown on the next tick. Ends when cancelled
         (``r``), or when the scheduler stops by itself (its Lease lost, an error), which is said in one line."""
         def log(line: str) -> None:
-            run.note = line
+            run.note, run.note_at = line, self.clock()
 
         stream = None
         try:
@@ -281,7 +305,7 @@ class SchedulerFlow:
             return
         try:
             self._set_header(run)
-            self.query_one(DecisionsPane).show(self.scheduler_decisions, run.title, run.note)
+            self.query_one(DecisionsPane).show(self.scheduler_decisions, run.title, run.log_line)
             self._show_new_exchanges()
         except NoMatches:
             return  # the screen is being torn down
@@ -315,8 +339,19 @@ class SchedulerFlow:
         while len(blocks) > KEPT_EXCHANGES:
             blocks.popleft().remove()
 
+    def action_toggle_why_decisions(self) -> None:
+        """``w``: while a scheduler runs, show the Why pane of the selected pod in the decisions' place, or the
+        decisions again."""
+        if self.scheduler_run is None:
+            self.notify("w switches between the Why pane and the scheduler's decisions while a scheduler runs (r "
+                        "starts one); the Why pane is shown.", title="Why / decisions")
+            return
+        self.why_while_scheduling = not self.why_while_scheduling
+        self._show_scheduler_pane(True)
+
     def _show_scheduler_pane(self, running: bool) -> None:
-        """The decisions pane in the Why pane's place while a scheduler runs; the Why pane back after."""
+        """While a scheduler runs, the decisions pane in the Why pane's place (or, after ``w``, the Why pane with a
+        hint on its border); the Why pane back after."""
         try:
             why = self.query_one(WhyPane)
         except NoMatches:
@@ -324,11 +359,15 @@ class SchedulerFlow:
         panes = self.query(DecisionsPane)
         if running and not panes:
             why.parent.mount(DecisionsPane(id="decisions"), after=why)
+            panes = self.query(DecisionsPane)
+        decisions = running and not self.why_while_scheduling
+        moving_focus = why.has_focus if decisions else any(pane.has_focus for pane in panes)
         for pane in panes:
-            pane.display = running
-        if running and why.has_focus:
-            self.call_after_refresh(self._focus_decisions)
-        why.display = not running
+            pane.display = decisions
+        why.display = not decisions
+        why.border_subtitle = "w: the scheduler's decisions" if running and not decisions else None
+        if moving_focus:
+            self.call_after_refresh(self._focus_decisions if decisions else why.focus)
 
     def _focus_decisions(self) -> None:
         for pane in self.query(DecisionsPane):
@@ -344,4 +383,10 @@ class SchedulerFlow:
         else:
             yield SystemCommand("Stop scheduler", f"Stop {self.scheduler_run.options.scheduler_name}'s in-process "
                                 "scheduler (r)", self.action_toggle_scheduler)
+            if self.why_while_scheduling:
+                yield SystemCommand("Show scheduler decisions", "The scheduler's decisions in the Why pane's place (w)",
+                                    self.action_toggle_why_decisions)
+            else:
+                yield SystemCommand("Show Why pane", "The Why pane of the selected pod in the decisions' place, while "
+                                    "the scheduler runs (w)", self.action_toggle_why_decisions)
 

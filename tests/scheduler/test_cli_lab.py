@@ -114,7 +114,8 @@ def start(lab: Lab, instances: list[Instance], label: str, *args: str) -> Instan
 def test_binds_describes_and_refuses_like_kube_scheduler(lab, instances):
     sched = start(lab, instances, "sched", "-n", "sched-lab")
     apply(lab, pod_manifest("web"), pod_manifest("huge", cpu="100"),
-          pod_manifest("huge-twin", cpu="100", scheduler="default-scheduler"))
+          pod_manifest("huge-twin", cpu="100", scheduler="default-scheduler"),
+          pod_manifest("elsewhere", namespace="default"))  # -n sched-lab: not served
     wait(lambda: node_of(lab, "web"), "web to be bound")
     assert node_of(lab, "web") == "pair-worker"  # the control plane's taint rejects it
 
@@ -150,7 +151,44 @@ def test_binds_describes_and_refuses_like_kube_scheduler(lab, instances):
     assert f"FailedScheduling sched-lab/huge: {CPU_TOO_MUCH}" in sched.lines()
     assert any(line.startswith("bound sched-lab/web -> pair-worker (1/2 feasible") for line in sched.lines())
     assert sched.stop() == 0
+    assert not [line for line in sched.lines() if "default/elsewhere" in line]
+    assert not kubectl_json(lab, "-n default get pod elsewhere")["spec"].get("nodeName")
     assert "Traceback" not in sched.errors()
+
+
+def test_serves_every_namespace_by_default_and_describe_counts_a_repeated_refusal(lab, instances):
+    """Issue 9 trial, items 6 and 8: without -n the scheduler serves every namespace (the kubeconfig's context is
+    ``default``; the seed exercises use sched-lab), and a refused pod refused again is one FailedScheduling event
+    that ``kubectl describe`` shows as ``(x2 over …)`` from the third refusal on, as under kube-scheduler."""
+    sched = start(lab, instances, "sched")
+    assert "in every namespace" in sched.errors()
+    apply(lab, pod_manifest("web"), pod_manifest("huge", cpu="100"), pod_manifest("home", namespace="default"))
+    wait(lambda: node_of(lab, "web"), "sched-lab/web to be bound")
+    wait(lambda: kubectl_json(lab, "-n default get pod home")["spec"].get("nodeName"), "default/home to be bound")
+    wait(lambda: any(line.startswith("FailedScheduling sched-lab/huge: ") for line in sched.lines()), "the refusal")
+
+    relabel = lab.sh("kubectl label node pair-worker lesson=again")  # a node change: huge is tried again
+    assert relabel.returncode == 0, relabel.stderr
+    wait(lambda: any(line.startswith("FailedScheduling sched-lab/huge (attempt 2): ") for line in sched.lines()),
+         "the second refusal")
+
+    def failed_lines() -> list[str]:
+        describe = lab.sh("kubectl -n sched-lab describe pod huge")
+        assert describe.returncode == 0, describe.stderr
+        return [line for line in describe.stdout.split("Events:", 1)[1].splitlines() if " FailedScheduling " in line]
+
+    relabel = lab.sh("kubectl label --overwrite node pair-worker lesson=third")  # and a third time
+    assert relabel.returncode == 0, relabel.stderr
+    wait(lambda: any(line.startswith("FailedScheduling sched-lab/huge (attempt 3") for line in sched.lines()),
+         "the third refusal")
+    lines = wait(lambda: [line for line in failed_lines() if "(x2 over " in line] and failed_lines(),
+                 "describe to show the series")
+    # As under kube-scheduler: the first refusal's status patch gives the pod a new resourceVersion, so the second
+    # refusal is a new event and the third joins it (upstream's getKey compares the whole regarding reference).
+    assert len(lines) == 2, lines
+    assert sum("(x2 over " in line for line in lines) == 1
+    assert all(f" {SCHEDULER} " in line and "0/2 nodes are available" in line for line in lines)
+    assert sched.stop() == 0
 
 
 def test_two_instances_race_and_each_pod_is_bound_once(lab, instances):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -168,3 +169,68 @@ async def test_a_409_is_final(lab, conn, http, monkeypatch):
 async def test_invalid_options_are_refused_before_anything_runs(conn):
     with pytest.raises(ValueError, match="policy"):
         ClusterSource(conn).run_scheduler(SchedulerOptions(SCHEDULER, policy="nope"))
+
+
+def label_node(lab, name: str, value: str) -> None:
+    """A label change: a node update the filters read, so refused pods are tried again."""
+    lab.registry.patch(CORE_V1["nodes"], "", name, "application/merge-patch+json",
+                       json.dumps({"metadata": {"labels": {"lesson": value}}}).encode())
+
+
+async def test_decisions_carry_their_scheduling_cycle_so_queue_order_survives_slow_bindings(lab, conn, http,
+                                                                                            monkeypatch):
+    """Issue 9 trial, item 3: a refusal is known at once, a Binding when answered; the cycle numbers keep the
+    order in which the pods left the queue."""
+    real = binding.post_binding
+    decisions: Decisions | None = None
+
+    async def slow(api, namespace, name, node, **kw):  # answered only after the later pod was refused
+        await eventually(lambda: decisions is not None and decisions.of("sched-lab/huge", "unschedulable"),
+                         "the refusal of the pod queued after this one", 30)
+        return await real(api, namespace, name, node, **kw)
+
+    monkeypatch.setattr(scheduler_loop, "post_binding", slow)
+    await create(http, pod_manifest("a"))
+    await create(http, pod_manifest("huge", cpu="100"))  # queued after a: same priority, created later
+    source = ClusterSource(conn, namespace="sched-lab", lab=True)
+    decisions = Decisions(source.run_scheduler(SchedulerOptions(SCHEDULER)))
+    try:
+        await eventually(lambda: decisions.of("sched-lab/a", "bound"), "a's binding", 30)
+    finally:
+        await decisions.stop()
+    assert [d.pod for d in decisions.items] == ["sched-lab/huge", "sched-lab/a"]  # arrival order
+    bound, refused = decisions.of("sched-lab/a")[0], decisions.of("sched-lab/huge")[0]
+    assert (bound.cycle, refused.cycle) == (1, 2)
+    assert bound.started <= refused.started <= refused.time <= bound.time
+    assert [d.pod for d in sorted(decisions.items, key=lambda d: d.queue_order)] == ["sched-lab/a", "sched-lab/huge"]
+
+
+async def test_repeated_refusals_become_a_series_as_under_kube_scheduler(lab, conn, http):
+    """Issue 9 trial, item 6, kept to upstream's ``getKey`` (the whole ``regarding``, resourceVersion included): the
+    status patch after the first refusal bumps the pod's resourceVersion, so the second refusal is a new event, and
+    the third (no status change between them) PATCHes that event's series to count 2."""
+    source = ClusterSource(conn, namespace="sched-lab", lab=True)
+    decisions = Decisions(source.run_scheduler(SchedulerOptions(SCHEDULER)))
+    try:
+        await create(http, pod_manifest("huge", cpu="100"))
+        await eventually(lambda: decisions.of("sched-lab/huge", "unschedulable"), "the first refusal", 30)
+        first = await eventually(lambda: events(lab, "huge", "FailedScheduling"), "the first event", 15)
+        await eventually(lambda: lab.store.get("pods", "sched-lab", "huge")["status"].get("conditions"),
+                         "the PodScheduled condition", 15)
+        patched = lab.store.get("pods", "sched-lab", "huge")["metadata"]["resourceVersion"]
+        assert patched != first[0]["involvedObject"]["resourceVersion"]  # the status patch bumped it
+        label_node(lab, "pair-worker", "2")
+        await eventually(lambda: len(decisions.of("sched-lab/huge", "unschedulable")) >= 2, "the second refusal", 30)
+        await eventually(lambda: len(events(lab, "huge", "FailedScheduling")) == 2, "a second event", 15)
+        label_node(lab, "pair-worker", "3")
+        await eventually(lambda: len(decisions.of("sched-lab/huge", "unschedulable")) >= 3, "the third refusal", 30)
+        await eventually(lambda: any((e.get("series") or {}).get("count") == 2
+                                     for e in events(lab, "huge", "FailedScheduling")), "the series", 15)
+    finally:
+        await decisions.stop()
+    written = events(lab, "huge", "FailedScheduling")
+    assert len(written) == 2
+    series = [e for e in written if e.get("series")]
+    assert len(series) == 1 and series[0]["metadata"]["name"] != first[0]["metadata"]["name"]
+    assert series[0]["involvedObject"]["resourceVersion"] == patched
+    assert series[0]["series"]["lastObservedTime"] > series[0]["eventTime"]

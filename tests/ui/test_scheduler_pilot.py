@@ -88,6 +88,7 @@ async def start_with_keys(pilot, name: str = SCHEDULER) -> None:
     await pilot.press("r")
     await until(pilot, lambda: isinstance(app.screen, ChooserScreen), "the schedulerName chooser")
     assert name in [oid for oid, _ in app.screen.options]  # offered: its pods are pending and nobody looked
+    assert "the screen's scope: every namespace" in str(app.screen.subtitle)  # the source watches every namespace
     await pilot.press(*name, "enter")
     await until(pilot, lambda: isinstance(app.screen, ChooserScreen) and "policy" in app.screen.title_text,
                 "the policy chooser")
@@ -119,18 +120,33 @@ async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app,
         await until(pilot, lambda: "3 bound, 0 unschedulable" in header(app), "the header's count")
         assert f"scheduler {SCHEDULER} (least-allocated) running: 3 bound, 0 unschedulable" in header(app)
 
-        # The decision table: a row per node with its verdict and score, the chosen node marked.
-        latest = app.scheduler_decisions[-1]
+        # The decision table: a row per node with its verdict and score, the chosen node marked. The latest is the
+        # decision of the latest scheduling cycle (Bindings are answered in any order).
+        cycles = sorted(app.scheduler_decisions, key=lambda d: d.queue_order)
+        assert [d.cycle for d in cycles] == [1, 2, 3]
+        latest = cycles[-1]
         assert latest.outcome == "bound" and set(latest.verdicts) == NODES
-        await until(pilot, lambda: latest.pod in pane.plain(), "the latest decision shown")
+        await until(pilot, lambda: len(app.scheduler_decisions) == 3 and latest.pod in pane.plain().splitlines()[0],
+                    "the latest decision shown")
         text = pane.plain()
+        assert text.splitlines()[0].lstrip().startswith("#3 ")
         assert "NODE" in text and "FILTERS" in text and "SCORE" in text
         rows = {node: next(line for line in text.splitlines() if node in line and "fits" in line) for node in NODES}
         assert rows[latest.node].lstrip().startswith("▶")
         for node in NODES:
             assert "✓ fits" in rows[node] and str(latest.scores[node]) in rows[node]
         assert "Binding ← HTTP/1.1 201 Created" in text
-        assert "Earlier decisions" in text  # the two before it, as pod → node 201
+        history = text.split("Earlier decisions, by scheduling cycle (latest first)\n", 1)[1].splitlines()
+        assert [line.split()[0] for line in history[:2]] == ["#2", "#1"]  # the two before it, latest cycle first
+        assert [history[i].split()[2] for i in (0, 1)] == [cycles[1].pod, cycles[0].pod]
+
+        # Issue 9 trial: the log line is not under the decision but on the border, with its time; the title fits.
+        assert "Synced:" in pane.log_line and "Synced" not in text
+        hh, mm, ss = pane.log_line.split()[0].split(":")
+        assert all(part.isdigit() and len(part) == 2 for part in (hh, mm, ss))
+        title = app.scheduler_run.title
+        assert pane.border_title == title and len(title) + 6 <= pane.outer_size.width  # "╭─ title ─╮", uncut
+        assert "bound" not in title  # the counts are in the header
 
         # Each Binding reached the HTTP exchange pane, with its 201.
         exchanges = app.query_one(ExchangePane)
@@ -148,6 +164,19 @@ async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app,
         assert CPU_TOO_MUCH in flat
         await until(pilot, lambda: "3 bound, 1 unschedulable" in header(app), "the header's count")
         assert waiting(app) == {"sched-lab/huge"}
+
+        # w: the Why pane of the selected pod in the decisions' place while the scheduler runs, w again: back.
+        app.query_one("#pending").select("sched-lab/huge")
+        await until(pilot, lambda: app.selected == "sched-lab/huge", "huge selected")
+        await pilot.press("w")
+        why = app.query_one(WhyPane)
+        await until(pilot, lambda: why.display and not pane.display, "the Why pane in the decisions' place")
+        assert app.scheduler_run is not None and why.region.width >= 40
+        await until(pilot, lambda: why.border_title == "Why: sched-lab/huge" and why.fit_text("pair-worker"),
+                    "the Why pane of the selected pod")
+        assert "NodeResourcesFit" in why.fit_text("pair-worker")  # its cpu request of 100 fits nowhere
+        await pilot.press("w")
+        await until(pilot, lambda: pane.display and not why.display, "the decisions back")
 
         # r again stops it: the Why pane is back, the worker is gone, and a new pod stays pending.
         await pilot.press("r")

@@ -4,7 +4,8 @@ highlighted), the Binding's 201 in the pane and in the HTTP exchange pane, the h
 that yields one pinned decision (the taint verdict is §4.3a's text; the scores are made up) and binds through the
 recorded source, so every run renders the same screen; the real scheduler is in test_scheduler_pilot.py.
 
-Also the pane's pure rendering: a refusal, a dry run, the summary of a large cluster.
+Also the pane's pure rendering: a refusal, a dry run, the summary of a large cluster; and what a new-user trial found
+(issue 9): the log line kept apart from the decisions, the history in queue order, ``w``, a title that fits.
 """
 
 from __future__ import annotations
@@ -13,16 +14,19 @@ import asyncio
 import io
 import time
 from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from rich.console import Console
+from textual.app import App
 
 from observatory.model.decisions import SchedulingDecision
 from observatory.scheduler.options import SchedulerOptions
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.scheduler_flow import scheduler_name_options
-from observatory.ui.widgets.decisions_pane import ALL_NODES_UP_TO, decision_table, history_line, outcome_text
+from observatory.ui.widgets.decisions_pane import (ALL_NODES_UP_TO, DecisionsPane, decision_table, history_line,
+                                                   outcome_text)
 from tests.scheduler.conftest import CPU_TOO_MUCH
 from tests.ui.fakes import FROZEN, RecordedSource, frozen_clock
 from tests.waiting import eventually
@@ -52,7 +56,8 @@ class SchedulingSource(RecordedSource):
             yield SchedulingDecision(
                 pod=key, uid=pod["metadata"]["uid"], scheduler_name=options.scheduler_name, policy=options.policy,
                 attempt=1, verdicts={"pair-control-plane": TAINTED, "pair-worker": ""}, scores={"pair-worker": 492},
-                node="pair-worker", message=None, exchange=exchange, outcome="bound", time=FROZEN,
+                node="pair-worker", message=None, exchange=exchange, outcome="bound", time=FROZEN, cycle=1,
+                started=FROZEN,
                 plugin_scores={"pair-worker": {"TaintToleration": 100, "NodeResourcesFit": 95,
                                                "NodeResourcesBalancedAllocation": 97}})
         await asyncio.Event().wait()  # a scheduler runs until stopped
@@ -119,15 +124,43 @@ async def test_r_is_in_help_and_a_second_r_stops_the_fake_scheduler():
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
-        assert ("r", "scheduler") in {(b.key, b.id) for b in app.screen.bindings}
+        keys = {(b.key, b.id): b.description for b in app.screen.bindings}
+        assert ("r", "scheduler") in keys
+        assert "Why pane" in keys[("w", "why-or-decisions")]
         await pilot.press("escape")
         await run_scheduler(pilot)
         assert app.source.started[-1].scheduler_name == "nobody-at-all"
         assert not app.source.started[-1].dry_run and app.source.started[-1].policy == "least-allocated"
+
+        # w: the Why pane of the selected pod in the decisions' place, with a hint on its border; w: back
+        await pilot.press("w")
+        await until(pilot, lambda: app.query_one("#why").display and not app.query_one("#decisions").display)
+        assert app.query_one("#why").border_title == "Why: sched-lab/manual"
+        assert "w" in (app.query_one("#why").border_subtitle or "")
+        await pilot.press("w")
+        await until(pilot, lambda: app.query_one("#decisions").display and not app.query_one("#why").display)
+        await pilot.press("w")  # Why shown when r stops it: the Why pane stays, with no hint
         await pilot.press("r")
         await until(pilot, lambda: app.scheduler_run is None and app.query_one("#why").display
                     and not app.query_one("#decisions").display)
         assert "scheduler" not in str(app.query_one("#header").render())
+        assert not app.query_one("#why").border_subtitle
+        app.start_scheduler("nobody-at-all")  # a new run shows its decisions again, whatever w showed before
+        await until(pilot, lambda: app.query_one("#decisions").display and not app.query_one("#why").display)
+        await pilot.press("r")
+        await until(pilot, lambda: app.scheduler_run is None)
+
+
+async def test_the_title_fits_at_120x40_and_the_log_line_is_on_the_border():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_scheduler(pilot)
+        pane = app.query_one(DecisionsPane)
+        await until(pilot, lambda: pane.log_line)
+        title = app.scheduler_run.title
+        assert pane.border_title == title and len(title) + 6 <= pane.outer_size.width  # "╭─ title ─╮", uncut
+        assert pane.log_line == "09:30:00 Synced: 2 nodes, 0 bound pods, 1 pods waiting for nobody-at-all."
+        assert "Synced" not in pane.plain()
 
 
 def decision(**kw: Any) -> SchedulingDecision:
@@ -159,6 +192,49 @@ def test_a_dry_run_says_nothing_was_sent():
                    dry_run=True, policy="first-fit")
     assert "would bind → pair-worker" in outcome_text(dry).plain and "no Binding sent" in outcome_text(dry).plain
     assert "Binding ←" not in outcome_text(dry).plain
+
+
+class PaneApp(App[None]):
+    def compose(self):
+        yield DecisionsPane(id="decisions")
+
+
+async def test_a_log_line_about_another_pod_never_reads_as_the_decisions_outcome():
+    """Issue 9 trial: ``The PodScheduled condition of default/err-2 could not be written (500)`` under ``bound →
+    big-node``. The log line goes on the border, with its own time; the decision shows only its own outcome."""
+    bound = decision(pod="default/ok-1", verdicts={"big-node": ""}, scores={"big-node": 400}, node="big-node",
+                     outcome="bound", cycle=4, started=FROZEN)
+    log = "09:30:02 The PodScheduled condition of default/err-2 could not be written (500): etcd is busy"
+    app = PaneApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(DecisionsPane)
+        pane.show([bound], "Decisions of s (least-allocated)", log)
+        await pilot.pause()
+        assert "could not be written" not in pane.plain() and "err-2" not in pane.plain()
+        assert pane.log_line == log and "err-2" in (pane.border_subtitle or "")
+        assert "default/ok-1" in pane.plain() and "bound → big-node" in pane.plain()
+        pane.show([bound], "Decisions of s (least-allocated)", "")  # no log line: no border text
+        assert pane.border_subtitle is None
+
+
+async def test_the_history_is_in_queue_order_with_cycle_numbers():
+    """Issue 9 trial: a FailedScheduling (known at once) arrived before the Bindings of the pods queued before it."""
+    t = FROZEN
+    refused = decision(pod="sched-lab/huge", message=CPU_TOO_MUCH, cycle=3, started=t + timedelta(seconds=2))
+    first = decision(pod="sched-lab/a", verdicts={"pair-worker": ""}, node="pair-worker", outcome="dry-run",
+                     cycle=1, started=t)
+    second = decision(pod="sched-lab/b", verdicts={"pair-worker": ""}, node="pair-worker", outcome="dry-run",
+                      cycle=2, started=t + timedelta(seconds=1))
+    app = PaneApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(DecisionsPane)
+        pane.show([refused, second, first], "Decisions of s (least-allocated)")  # in arrival order
+        await pilot.pause()
+        lines = pane.plain().splitlines()
+        assert lines[0].split()[:3] == ["#3", "09:30:02", "sched-lab/huge"]  # the latest cycle in full
+        history = lines[lines.index("Earlier decisions, by scheduling cycle (latest first)") + 1:]
+        assert [line.split()[:3] for line in history if line.strip()] == [["#2", "09:30:01", "sched-lab/b"],
+                                                                          ["#1", "09:30:00", "sched-lab/a"]]
 
 
 def test_a_large_cluster_is_summarised_around_the_chosen_node():

@@ -2,6 +2,14 @@
 table, one row per node (its filter verdict, its score, the chosen node highlighted), the outcome with the Binding's
 status line, then a short history of the decisions before it.
 
+Decisions are shown in queue order, by when their scheduling cycle started (``SchedulingDecision.queue_order``), not
+in the order their outcomes arrived: a refusal is known at once, a Binding only when its answer comes back, so a pod
+queued last can be refused before the pods queued ahead of it are bound. The latest decision is the one of the latest
+cycle; every line gives its cycle's number (``#3``) and start time.
+
+The scheduler's log lines (synced, a watch in trouble, a write that failed) are not part of any decision: the latest
+one is shown, with its time, on the pane's bottom border, and each new one replaces it.
+
 A Rich table rather than a DataTable: a verdict cell wraps (``node(s) had untolerated taint {…}``), and the whole
 decision is replaced at once, so there are no rows to keep by key. Large clusters are summarised: past
 :data:`ALL_NODES_UP_TO` nodes the table holds the chosen node and the best scores, and one line counts the rest by
@@ -23,17 +31,19 @@ from textual.widgets import Static
 from observatory.model.decisions import SchedulingDecision
 from observatory.ui.text import clock_time
 
-__all__ = ["ALL_NODES_UP_TO", "DecisionsPane", "history_line", "outcome_text", "render_decision"]
+__all__ = ["ALL_NODES_UP_TO", "DecisionsPane", "history_line", "in_queue_order", "outcome_text", "render_decision"]
 
 ALL_NODES_UP_TO = 16
 """Up to this many nodes, every node has a row, in node order; beyond, the chosen node and the best scores do."""
 BEST_ROWS = 10
 """Rows of feasible nodes shown on a large cluster (best score first)."""
 HISTORY = 8
-"""Decisions listed under the latest one, newest first."""
+"""Decisions listed under the latest one, latest cycle first."""
 _NODE_WIDTH = 28
 """Node names wider than this end in an ellipsis in the table (the verdicts need the room)."""
-WAITING = "No decision yet: the scheduler lists the pods waiting for it and the nodes, then decides one pod at a time."
+WAITING = ("No decision yet: the scheduler lists the pods waiting for it and the nodes, then decides one pod at a "
+           "time. w shows the Why pane in this place, and back.")
+HISTORY_HEAD = "Earlier decisions, by scheduling cycle (latest first)"
 
 _PLUGIN_SHORT = {"NodeResourcesFit": "Fit", "NodeResourcesBalancedAllocation": "Balanced",
                  "TaintToleration": "Taint", "NodeAffinity": "Affinity", "ImageLocality": "Image",
@@ -139,21 +149,34 @@ def outcome_text(decision: SchedulingDecision) -> Text:
     return out
 
 
+def in_queue_order(decisions: Sequence[SchedulingDecision]) -> list[SchedulingDecision]:
+    """``decisions`` sorted by when their scheduling cycle started (queue order), earliest first."""
+    return sorted(decisions, key=lambda d: d.queue_order)
+
+
+def _cycle(decision: SchedulingDecision) -> str:
+    """``#3 09:30:01``: the cycle's number (when known) and start time."""
+    number = f"#{decision.cycle} " if decision.cycle else ""
+    return f"{number}{clock_time(decision.started or decision.time)}"
+
+
 def render_decision(decision: SchedulingDecision) -> Group:
-    """The latest decision: the pod (and attempt), the node table, the outcome."""
+    """The latest decision: the cycle (number and start time), the pod (and attempt), the node table, the
+    outcome."""
     title = Text()
-    title.append(decision.pod, style="bold")
+    title.append(_cycle(decision), style="dim")
+    title.append(f" {decision.pod}", style="bold")
     if decision.attempt > 1:
         title.append(f"  attempt {decision.attempt}", style="dim")
     title.append(f"  {len(decision.feasible)}/{len(decision.verdicts)} nodes feasible", style="dim")
-    title.append(f"  {clock_time(decision.time)}", style="dim")
     return Group(title, decision_table(decision), Text(""), outcome_text(decision))
 
 
 def history_line(decision: SchedulingDecision) -> Text:
-    """``09:30:01 sched-lab/a → pair-worker 201`` or ``… sched-lab/huge FailedScheduling``."""
+    """``#2 09:30:01 sched-lab/a → pair-worker 201`` or ``#3 09:30:01 sched-lab/huge FailedScheduling``: the cycle's
+    number and start time, the pod, the outcome."""
     out = Text(no_wrap=True, overflow="ellipsis")
-    out.append(clock_time(decision.time), style="dim")
+    out.append(_cycle(decision), style="dim")
     out.append(f" {decision.pod}")
     style = _OUTCOME_STYLE.get(decision.outcome, "")
     ex = decision.exchange
@@ -170,7 +193,8 @@ def history_line(decision: SchedulingDecision) -> Text:
 
 
 class DecisionsPane(VerticalScroll):
-    """The latest decision, then the recent ones. :meth:`show` repaints only when something changed."""
+    """The latest decision, then the recent ones, in queue order; the scheduler's last log line on the bottom
+    border. :meth:`show` repaints only when something changed."""
 
     BORDER_TITLE = "Scheduler decisions"
     ALLOW_MAXIMIZE = True  # ctrl+p, Maximize: the way to read a big decision in full
@@ -180,39 +204,43 @@ class DecisionsPane(VerticalScroll):
         self._shown: tuple[int, int, str, str] | None = None
         self._latest: RenderableType = Text(WAITING, style="dim")
         self._history: list[Text] = []
+        self.log_line = ""
+        """The scheduler's log line shown on the bottom border (``09:30:00 Synced: …``), "" for none."""
 
     def compose(self) -> ComposeResult:
         yield Static(self._latest, id="decision-latest")
         yield Static(id="decision-history")
 
-    def show(self, decisions: Sequence[SchedulingDecision], title: str, note: str = "") -> None:
-        """Show the last of ``decisions`` in full and up to :data:`HISTORY` before it, newest first; ``title`` goes
-        on the border, ``note`` (the scheduler's last log line) under the decision."""
-        key = (len(decisions), id(decisions[-1]) if decisions else 0, title, note)
+    def show(self, decisions: Sequence[SchedulingDecision], title: str, log: str = "") -> None:
+        """Show, of ``decisions`` in queue order, the latest in full and up to :data:`HISTORY` before it (latest
+        cycle first); ``title`` goes on the top border, ``log`` (the scheduler's last log line, with its time) on the
+        bottom border, never among the decisions."""
+        key = (len(decisions), id(decisions[-1]) if decisions else 0, title, log)
         if key == self._shown:
             return
-        self.border_title = title
-        latest = decisions[-1] if decisions else None
-        parts: list[RenderableType] = [render_decision(latest) if latest is not None else Text(WAITING, style="dim")]
-        if note:
-            parts.append(Text(note, style="dim italic"))
-        self._latest = Group(*parts)
+        self.border_title = Text(title)  # a Text: a schedulerName is not markup
+        self.log_line = log
+        self.border_subtitle = Text(log, style="italic") if log else None
+        ordered = in_queue_order(decisions)
+        latest = ordered[-1] if ordered else None
+        self._latest = render_decision(latest) if latest is not None else Text(WAITING, style="dim")
         self.query_one("#decision-latest", Static).update(self._latest)
-        earlier = list(decisions[-HISTORY - 1:-1])[::-1]
+        earlier = ordered[-HISTORY - 1:-1][::-1]
         self._history = [history_line(d) for d in earlier]
         history = self.query_one("#decision-history", Static)
         history.display = bool(earlier)
         if earlier:
-            head = Text("Earlier decisions", style="bold")
+            head = Text(HISTORY_HEAD, style="bold")
             history.update(Text("\n").join([head, *self._history]))
         self._shown = key  # last: a pane not composed yet (NoMatches above) is painted on the next call
 
     def plain(self, width: int = 100) -> str:
-        """What the pane shows, as plain text ``width`` columns wide (for tests and copying)."""
+        """The decisions the pane shows (the latest, then the history), as plain text ``width`` columns wide (for
+        tests and copying); the log line on the border is :attr:`log_line`."""
         console = Console(width=width, record=True, color_system=None, file=_Discard())
         console.print(self._latest)
         if self._history:
-            console.print(Text("\nEarlier decisions"))
+            console.print(Text(f"\n{HISTORY_HEAD}"))
         for line in self._history:
             console.print(line)
         return console.export_text()
