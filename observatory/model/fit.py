@@ -142,6 +142,10 @@ class FitIndex:
     def __init__(self) -> None:
         self.snapshot = Snapshot()
         self._infos: dict[str, PodInfo] = {}
+        self._counted: dict[str, bool] = {}
+        self.generation = 0
+        """Grows whenever something a preview reads changes (a node, or a pod's scheduling facts or whether it
+        counts on its node); a container restart or a new annotation leaves it alone, so a preview can be reused."""
 
     def info(self, key: str) -> PodInfo | None:
         """The PodInfo of pod ``namespace/name``, None when unknown."""
@@ -150,6 +154,11 @@ class FitIndex:
     def set_pod(self, key: str, obj: Mapping[str, Any]) -> None:
         info = pod_info(obj)
         old = self._infos.get(key)
+        counted = not (is_terminal(obj) or not info.node_name)
+        if old == info and self._counted.get(key) == counted:
+            return
+        self.generation += 1
+        self._counted[key] = counted
         if old is not None and old.identity != info.identity:
             self.snapshot.remove_pod(old)
         self._infos[key] = info
@@ -159,14 +168,18 @@ class FitIndex:
             self.snapshot.add_pod(info)
 
     def remove_pod(self, key: str) -> None:
+        self.generation += 1
+        self._counted.pop(key, None)
         old = self._infos.pop(key, None)
         if old is not None:
             self.snapshot.remove_pod(old)
 
     def set_node(self, obj: Mapping[str, Any]) -> None:
+        self.generation += 1
         self.snapshot.set_node(obj)
 
     def remove_node(self, name: str) -> None:
+        self.generation += 1
         self.snapshot.remove_node(name)
 
 

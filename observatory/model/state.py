@@ -408,6 +408,12 @@ class ClusterState:
                              schedulers_seen=self._schedulers, lease=lease, scope=scope)
         return node_details_forbidden(diagnosis) if self.nodes_forbidden else diagnosis
 
+    @property
+    def fit_generation(self) -> int:
+        """Changes whenever something :meth:`fit` reads changed (:attr:`~.fit.FitIndex.generation`): an equal
+        number means the last preview still holds."""
+        return self._fit.generation
+
     def fit(self, pod_key: str, scope: str | None = None) -> FitPreview | None:
         """The node-fit preview of one pod (None when unknown): :func:`~.fit.fit_preview` over the cached nodes and
         pods. ``scope``: the only namespace whose pods are watched (so counted on the nodes), if any."""

@@ -12,7 +12,7 @@ the screen (:mod:`.scheduler_flow`).
 from __future__ import annotations
 
 import bisect
-import re
+import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +38,7 @@ from observatory.ui.permissions_flow import PermissionsFlow
 from observatory.ui.printable import PrintableFilter
 from observatory.ui.replay_flow import ReplayFlow
 from observatory.ui.scheduler_flow import SCHEDULER_BINDINGS, SchedulerFlow
-from observatory.ui.screens.chooser import ChooserScreen
+from observatory.ui.scope_flow import ScopeFlow
 from observatory.ui.screens.help import HelpScreen
 from observatory.ui.source import Source
 from observatory.ui.teaching_flow import TEACHING_BINDINGS, TeachingFlow
@@ -53,9 +53,6 @@ from observatory.ui.widgets.timeline_pane import TimelinePane
 from observatory.ui.widgets.why_pane import WhyPane
 
 __all__ = ["BindingResponded", "ObservatoryApp"]
-
-DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-"""What a namespace name must be (RFC 1123 label)."""
 
 NARROW_WIDTH = 100
 """Below this many columns the panes stack in one column (styles/app.tcss ``.-narrow``)."""
@@ -79,7 +76,7 @@ def with_selected_row(state: ClusterState, selected: str | None) -> list[Pending
     return rows
 
 
-class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow, PermissionsFlow, SchedulerFlow,
+class ObservatoryApp(ScopeFlow, BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow, PermissionsFlow, SchedulerFlow,
                      App[None]):
     """The observatory TUI over any :class:`Source`."""
 
@@ -117,6 +114,7 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
         self.refresh_interval = refresh_interval
         self.lease_interval = lease_interval
         self._dirty: set[str] = {"pods", "nodes", "events", "watch", "why"}
+        self._flushed_at = 0.0  # time.monotonic() of the last repaint
         self._keymap = keymap or {}
         self.exchanges: list[BindingExchange] = []
         self._highlight_until: datetime | None = None
@@ -159,18 +157,23 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
 
     @work(group="streams", exit_on_error=False)
     async def stream(self, kind: str) -> None:
-        """One worker per watched kind: apply each delta, mark what changed; the interval repaints."""
+        """One worker per watched kind: apply each delta, mark what changed. The first change after a quiet
+        refresh interval is painted at once (a lone bind shows as fast as the repaint allows); the rest of a burst
+        waits for the interval, so 500 watch events still cost one repaint."""
         async for delta in self.source.stream(kind):
             changed = self.state.apply(delta)
             settle_after(delta)  # after a big list, keep full GC passes short (heap.py)
             self._dirty |= changed
             if "watch" in changed:  # shown at once, however briefly it lasts (a resync after 410 takes milliseconds)
                 self.flush()
+            elif changed and time.monotonic() - self._flushed_at >= self.refresh_interval:
+                self.flush()
 
     def flush(self) -> None:
         """Push selector output down into the panes that changed since the last flush."""
         if not self.is_running or not self.screen_stack:
             return  # shutting down: the panes may already be gone
+        self._flushed_at = time.monotonic()
         try:
             self._repaint()
         except NoMatches:
@@ -239,44 +242,7 @@ class ObservatoryApp(BindingFlow, WhyFlow, TeachingFlow, LessonFlow, ReplayFlow,
             self.notify(f"{event.worker.name}: {type(error).__name__}: {error}", title="observatory error",
                         severity="error", timeout=15, markup=False)  # the error's text is not markup
 
-    # -- scope, filter, help ---------------------------------------------------------------------------------------
-
-    def action_choose_namespace(self) -> None:
-        if self.scope_locked(chooser=True):  # a replay keeps the recorded scope (replay_flow.py)
-            return
-        known = sorted({pod.namespace for pod in self.state.pods.values()} | {self.source.namespace or "default"})
-        options = [(ns, ns) for ns in known]
-
-        def chosen(namespace: str | None) -> None:
-            if namespace and not DNS1123_LABEL.fullmatch(namespace):
-                self.notify(f"{namespace!r} is not a namespace name (lower-case letters, digits and '-').",
-                            title="Namespace", severity="warning")
-            elif namespace:
-                self.rescope(namespace)
-
-        self.push_screen(ChooserScreen("Show which namespace?", options, "type a namespace", free_text=True),
-                         chosen)
-
-    def action_all_namespaces(self) -> None:
-        self.rescope(None if self.source.namespace else self._home_namespace())
-
-    def _home_namespace(self) -> str:
-        return getattr(self, "_home", None) or "default"
-
-    def rescope(self, namespace: str | None) -> None:
-        """Watch pods and events of another namespace (None: all); the relist replaces what was shown."""
-        if self.scope_locked():
-            return
-        if self.source.namespace:
-            self._home = self.source.namespace
-        self.workers.cancel_group(self, "streams")
-        self.source = self.source.with_namespace(namespace)
-        # Every stream restarts with a fresh list: start from a fresh state too, so pods that merely left the
-        # scope are not recorded as deleted in their timelines.
-        self.state = ClusterState(self.clock, recent_seconds=self.state.recent_seconds)
-        self.selected = None
-        self.start_streams()
-        self._dirty |= {"pods", "nodes", "events", "watch", "why"}
+    # -- filter, help (the namespace scope: scope_flow.py) -----------------------------------------------------------------------------------
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

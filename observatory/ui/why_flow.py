@@ -49,6 +49,7 @@ class WhyFlow:
     _lease_read_at: float | None = None
     _why_at: datetime | None = None
     _wants_lease: bool = False
+    _fit_facts: tuple | None = None
 
     def show_why(self, dirty: set[str], now: datetime) -> None:
         """Recompute the selected pod's diagnosis (and, when pods or nodes changed, its fit) and hand both to the
@@ -69,7 +70,9 @@ class WhyFlow:
         scope = self.source.namespace
         diagnosis = self.state.diagnosis(key, lease=self.lease, scope=scope)
         shown = pane.preview
-        refit = shown is None or shown.pod != key or bool(dirty & WHY_AREAS)
+        facts = (key, scope, self.state.fit_generation)  # an unchanged generation: the preview still holds
+        refit = shown is None or shown.pod != key or (bool(dirty & WHY_AREAS) and facts != self._fit_facts)
+        self._fit_facts = facts
         pane.show(key, diagnosis, self.state.fit(key, scope) if refit else shown)
         return wants_lease(diagnosis)
 

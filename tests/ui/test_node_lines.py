@@ -1,5 +1,6 @@
-"""The nodes pane past 100 nodes: one line-API child (node_lines.py) that shows exactly what a Static per node
-shows, and renders only what is on screen (issue 8)."""
+"""The nodes pane and the Why pane's fit list past 100 nodes: one line-API child (block_lines.py) that shows
+exactly what a Static per block shows (text, wrapping, colours, margins, scrolling) and renders only what is on
+screen (issue 8)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from observatory.lab.scenarios.scale import generate
 from observatory.model.deltas import Relisted
 from observatory.model.state import ClusterState
 from observatory.ui.app import STYLES
-from observatory.ui.widgets import node_lines
+from observatory.ui.widgets import fit_lines, node_lines
+from observatory.ui.widgets.fit_lines import FitLines
 from observatory.ui.widgets.node_lines import NodeLines
 from observatory.ui.widgets.nodes_pane import NodesPane
+from observatory.ui.widgets.why_pane import WhyPane
+from tests.waiting import eventually
 
 LONG_TAINT = "example.com/a-taint-key-long-enough-to-wrap-the-line"
 
@@ -42,17 +46,28 @@ def screen(app: App[Any]) -> list[list[tuple[str, str]]]:
             for strip in app.screen._compositor.render_strips()]
 
 
+async def settled(app: App[Any], pilot: Any) -> list[list[tuple[str, str]]]:
+    """The screen once two captures in a row agree (a mount and its layout take a few turns of the loop)."""
+    last = None
+    for _ in range(100):
+        await pilot.pause()
+        now = screen(app)
+        if now == last:
+            return now
+        last = now
+    raise AssertionError("the screen kept changing")
+
+
 async def shown(monkeypatch, threshold: int, state: ClusterState, selected: str | None, *, scroll: bool = False):
     monkeypatch.setattr(node_lines, "LINES_ABOVE", threshold)
     app = PaneApp()
     async with app.run_test(size=(46, 30)) as pilot:
         pane = app.query_one(NodesPane)
         pane.show(state.placement(), selected, state.orphans())
-        await pilot.pause()
+        await settled(app, pilot)
         if scroll:
             pane.scroll_to(y=37, animate=False)
-            await pilot.pause()
-        return screen(app), len(pane.query(NodeLines)), len(pane.query(".node"))
+        return await settled(app, pilot), len(pane.query(NodeLines)), len(pane.query(".node"))
 
 
 async def test_lines_show_what_a_static_per_node_shows(monkeypatch):
@@ -86,9 +101,49 @@ async def test_a_changed_node_is_shown_and_the_pane_switches_back_below_the_thre
         assert [text.split()[0] for text in before] == sorted(state.nodes)
         pod = next(p for p in state.pods.values() if p.node_name == "scale-node-0002")
         pane.show(state.placement(), pod.key, state.orphans())  # selecting marks the pod on its node
-        await pilot.pause()
-        after = child.plain_lines()
-        assert after[0] == before[0] and f"▶ {pod.key}" in after[1]
+        # a show soon after another is deferred (at most SHOW_EVERY), and the latest one wins
+        await eventually(lambda: f"▶ {pod.key}" in child.plain_lines()[1], "the mark on the selected pod",
+                         pause=lambda: pilot.pause(0.05))
+        assert child.plain_lines()[0] == before[0]
         pane.show(state.placement()[:2], None, [])
         await pilot.pause()
         assert not pane.query(NodeLines) and len(pane.query(".node")) == 2
+
+
+class WhyApp(App[None]):
+    CSS_PATH = [STYLES / "app.tcss"]
+
+    def compose(self) -> ComposeResult:
+        yield WhyPane(id="why")
+
+
+async def why_shown(monkeypatch, threshold: int, state: ClusterState, key: str):
+    monkeypatch.setattr(fit_lines, "LINES_ABOVE", threshold)
+    app = WhyApp()
+    async with app.run_test(size=(40, 60)) as pilot:
+        pane = app.query_one(WhyPane)
+        pane.show(key, state.diagnosis(key), state.fit(key))
+        await settled(app, pilot)
+        return await settled(app, pilot), len(pane.query(FitLines)), len(pane.query(".fit-line"))
+
+
+async def test_fit_lines_show_what_two_statics_per_node_show(monkeypatch):
+    state = cluster(6, 60)
+    key = next(k for k, pod in state.pods.items() if not pod.node_name and pod.cpu_request_milli)
+    statics, lines_children, static_children = await why_shown(monkeypatch, 1000, state, key)
+    assert (lines_children, static_children) == (0, 6)
+    lines, lines_children, static_children = await why_shown(monkeypatch, 0, state, key)
+    assert (lines_children, static_children) == (1, 0)
+    assert lines == statics
+
+
+def test_same_wrap_only_when_every_character_keeps_its_width_and_place():
+    from rich.text import Text
+
+    from observatory.ui.widgets.block_lines import same_wrap
+
+    assert same_wrap(Text("reported 11 times"), Text("reported 12 times"))
+    assert not same_wrap(Text("reported 9 times"), Text("reported 10 times"))  # longer
+    assert not same_wrap(Text("a bc"), Text("ab c"))  # a space moved: may wrap elsewhere
+    assert not same_wrap(Text("ab"), Text("a界"))  # a wide character
+    assert not same_wrap(None, Text("x"))

@@ -10,7 +10,7 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 from observatory.model.state import PendingRow
-from observatory.ui.text import STATE_STYLE, age
+from observatory.ui.text import STATE_STYLE, age, cell
 from observatory.ui.widgets.keyed_rows import FreshWidths, sync_rows
 
 _COLUMNS = ("pod", "age", "state", "scheduler")
@@ -33,7 +33,7 @@ def _cells(row: PendingRow, now: datetime) -> tuple:
     pod = row.pod
     scheduler = Text(pod.scheduler_name)
     scheduler.stylize("" if row.default_scheduler else "bold yellow")
-    return (pod.key, age(pod.created, now), state_text(row), scheduler)
+    return (cell(pod.key), age(pod.created, now), state_text(row), scheduler)
 
 
 class PendingPodsPane(FreshWidths, DataTable):
@@ -61,12 +61,26 @@ class PendingPodsPane(FreshWidths, DataTable):
         being pending, and the cursor stays on the pod under it, so the selection never jumps to another pod when
         the list changes. The cursor decides which pod that is: the app learns of a move by a queued message, so
         its ``selected`` may still name the pod before, and following it would undo the move."""
+        second = now.replace(microsecond=0)  # ages show whole seconds at most
+        shown = (second, filter_text, selected)
+        if rows == getattr(self, "_rows_shown", None) and shown == self._shown:
+            return  # the same row objects in the same second: nothing to repaint (list == compares by identity first)
+        self._rows_shown, self._shown = rows, shown
         current = self._cursor_key() or selected
         wanted = {}
+        made, self._made = getattr(self, "_made", {}), {}
         for row in rows:
-            if filter_text and filter_text not in row.pod.key:
+            key = row.pod.key
+            if filter_text and filter_text not in key:
                 continue
-            wanted[row.pod.key] = _cells(row, now)
+            # The same row object and age text make the same cells: reuse the tuple, which sync_rows then skips.
+            hit = made.get(key)
+            if hit is None or hit[0] is not row or hit[1] != second:
+                text = age(row.pod.created, now)
+                cells = hit[3] if hit is not None and hit[0] is row and hit[2] == text else _cells(row, now)
+                hit = (row, second, text, cells)
+            self._made[key] = hit
+            wanted[key] = hit[3]
         if current and current == selected and not filter_text and current not in wanted and current in self.rows:
             wanted[current] = tuple(self.get_row(current))  # left the list while selected: keep it in view
         with self.app.batch_update():
