@@ -114,7 +114,7 @@ class ObservatoryApp(ScopeFlow, BindingFlow, WhyFlow, TeachingFlow, LessonFlow, 
         self.refresh_interval = refresh_interval
         self.lease_interval = lease_interval
         self._dirty: set[str] = {"pods", "nodes", "events", "watch", "why"}
-        self._flushed_at = 0.0  # time.monotonic() of the last repaint
+        self._flushed_at = 0.0  # time.monotonic() of the last repaint of changes
         self._keymap = keymap or {}
         self.exchanges: list[BindingExchange] = []
         self._highlight_until: datetime | None = None
@@ -173,7 +173,8 @@ class ObservatoryApp(ScopeFlow, BindingFlow, WhyFlow, TeachingFlow, LessonFlow, 
         """Push selector output down into the panes that changed since the last flush."""
         if not self.is_running or not self.screen_stack:
             return  # shutting down: the panes may already be gone
-        self._flushed_at = time.monotonic()
+        if self._dirty:  # a repaint of changes (the interval's idle ticks do not count)
+            self._flushed_at = time.monotonic()
         try:
             self._repaint()
         except NoMatches:
