@@ -118,8 +118,12 @@ def target(server: str | None = None, kubeconfig: Path | None = None) -> LabTarg
     path = kubeconfig or lab_kubeconfig_from_env() or default_kubeconfig_path()
     entry = _read_kubeconfig(path, required=server is None)
     if server is not None:
-        url = urlsplit(server)
-        if url.scheme not in ("http", "https") or not url.netloc:
+        try:
+            url = urlsplit(server)
+            url.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+        except ValueError:
+            url = None
+        if url is None or url.scheme not in ("http", "https") or not url.netloc:
             raise FaultCommandError(f"--server must be an http:// or https:// URL, not {server!r}", EXIT_USAGE)
         if entry is not None and entry.server.rstrip("/") == server.rstrip("/"):
             return entry

@@ -196,8 +196,9 @@ class Policy:
 
 def load_policy(path: Path | str) -> Policy:
     """Read and check an RBAC file (format in the module docstring). Raises :class:`RbacError` naming the file and
-    the first problem (unreadable, not YAML, no users, a user without name or token, a duplicate token, a rule
-    without verbs or without resources and nonResourceURLs, a value that is not a list of strings)."""
+    the first problem (unreadable, not YAML, no users, an unknown field, a user without name or token, a duplicate
+    name or token, no namespaces, a rule without verbs or without resources and nonResourceURLs, a value that is
+    not a list of strings)."""
     where = str(path)
     try:
         doc = yaml.safe_load(Path(path).expanduser().read_text(encoding="utf-8"))
@@ -207,8 +208,11 @@ def load_policy(path: Path | str) -> Policy:
         raise RbacError(f"{where}: not YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("users"), list) or not doc["users"]:
         raise RbacError(f"{where}: an RBAC file needs a non-empty 'users' list (see README, lab serve --rbac)")
+    if set(doc) - {"users"}:
+        raise RbacError(f"{where}: unknown field {sorted(set(doc) - {'users'})[0]!r} (an RBAC file has only 'users')")
     users: list[User] = []
     tokens: set[str] = set()
+    names: set[str] = set()
     for i, raw in enumerate(doc["users"]):
         at = f"{where}: users[{i}]"
         if not isinstance(raw, dict):
@@ -216,12 +220,20 @@ def load_policy(path: Path | str) -> Policy:
         name, token = raw.get("name"), raw.get("token")
         if not isinstance(name, str) or not name:
             raise RbacError(f"{at}: 'name' must be a non-empty string")
+        unknown = sorted(set(raw) - {"name", "token", "namespaces", "rules"})
+        if unknown:  # a typo (namespace: for namespaces:) must not widen the user to every namespace
+            raise RbacError(f"{at} ({name}): unknown field {unknown[0]!r} (a user has name, token, namespaces, rules)")
+        if name in names:
+            raise RbacError(f"{at} ({name}): the name is already another user's")
+        names.add(name)
         if not isinstance(token, str) or not token or any(c.isspace() for c in token):
             raise RbacError(f"{at} ({name}): 'token' must be a non-empty string without spaces")
         if token in tokens:
             raise RbacError(f"{at} ({name}): the token is already another user's")
         tokens.add(token)
         namespaces = _strings(raw.get("namespaces", [ALL]), f"{at} ({name}): namespaces")
+        if not namespaces:
+            raise RbacError(f"{at} ({name}): 'namespaces' is empty: name at least one, or '*' for all")
         for ns in namespaces:
             if ns != ALL and not _NAME.fullmatch(ns):
                 raise RbacError(f"{at} ({name}): {ns!r} is not a namespace name or '*'")

@@ -216,6 +216,12 @@ class Scheduler:
             key = pod_key(delta.obj)
             self.unbound.pop(key, None)
             self.queue.remove(key)
+            # The unbound watch also says DELETED when a pod leaves spec.nodeName= by being bound: then its last
+            # state has a nodeName and the bound watch takes over. Without one the pod is gone, so a decision
+            # assumed for it (a dry run, or a Binding that never landed) no longer counts on its node.
+            if not ((delta.obj.get("spec") or {}).get("nodeName")) and key in self.cache.assumed:
+                self.cache.forget(key)
+                self._cluster_changed()
 
     def _cluster_changed(self) -> None:
         if self.queue.cluster_changed(time.monotonic()):

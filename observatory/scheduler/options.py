@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from observatory.scheduler.policies import DEFAULT_POLICY, POLICIES
@@ -23,7 +25,12 @@ def field_selector(scheduler_name: str) -> str:
 
 
 def check_timings(lease_duration: float, renew_deadline: float, retry_period: float) -> None:
-    """``NewLeaderElector``'s validation, in words (ValueError)."""
+    """``NewLeaderElector``'s validation, in words (ValueError); values must be finite, and a duration must fit
+    the Lease's int32 ``leaseDurationSeconds``."""
+    if not all(math.isfinite(v) for v in (lease_duration, renew_deadline, retry_period)):
+        raise ValueError("--lease-duration, --renew-deadline and --retry-period must be finite numbers of seconds")
+    if lease_duration > 2**31 - 1:
+        raise ValueError(f"--lease-duration must be at most {2**31 - 1} seconds (the Lease's int32 field)")
     if lease_duration < 1:
         raise ValueError(f"--lease-duration must be at least 1 second (got {lease_duration:g})")
     if renew_deadline <= 0 or retry_period <= 0:

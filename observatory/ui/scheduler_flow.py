@@ -233,6 +233,8 @@ class SchedulerFlow:
             self.notify(str(exc), title="Scheduler", severity="warning")
             return
         run = self.scheduler_run = SchedulerRun(options)
+        self.scheduler_decisions.clear()  # a new run starts a new history (its cycle numbers start again at 1)
+        self._decisions_shown = self._unshown_exchanges = 0
         self.why_while_scheduling = False
         self._show_scheduler_pane(True)
         self._scheduler_timer = self.set_interval(self.refresh_interval, self.show_scheduler)
@@ -303,6 +305,8 @@ class SchedulerFlow:
         run = self.scheduler_run
         if run is None or not self.is_running:
             return
+        for pod in [p for p in run.latest if p not in self.state.pods]:
+            del run.latest[pod]  # a deleted pod no longer counts as bound or unschedulable
         try:
             self._set_header(run)
             self.query_one(DecisionsPane).show(self.scheduler_decisions, run.title, run.log_line)

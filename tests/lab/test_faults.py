@@ -290,6 +290,8 @@ async def test_cli_follows_a_lab_kubeconfig_named_by_kubeconfig(lab, tmp_path, m
     (["latency", "5", "--code", "429"], 2, "--code and --retry-after go with errors only"),
     (["drop-watches", "3"], 2, "drop-watches takes no argument"),
     (["errors", "2"], 2, "the lab refused the fault: errors: rate must be from 0 to 1"),
+    (["show", "--server", "http://[::1"], 2, "--server must be an http:// or https:// URL"),  # was a traceback
+    (["show", "--server", "http://127.0.0.1:99999"], 2, "--server must be an http:// or https:// URL"),
 ])
 async def test_cli_bad_input_is_one_sentence_and_exit_2(lab, capsys, argv, code, words):
     assert await run_cli(*argv, "--kubeconfig", str(lab.kubeconfig_path)) == code

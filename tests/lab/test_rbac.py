@@ -360,6 +360,11 @@ def test_the_setting_comes_from_the_environment(monkeypatch, tmp_path):
     ("users:\n- name: a\n  token: t\n  rules:\n  - {verbs: [get], resource: [pods]}",
      "users[0] (a): rules[0]: unknown field 'resource'"),
     ("users: [", "not YAML"),
+    # break-it findings: a typo at the user level widened the user to every namespace; names overwrote kubeconfigs
+    ("users:\n- name: a\n  token: t\n  namespace: [team-a]", "users[0] (a): unknown field 'namespace'"),
+    ("users:\n- {name: a, token: t}\n- {name: a, token: u}", "users[1] (a): the name is already another user's"),
+    ("users:\n- {name: a, token: t, namespaces: []}", "users[0] (a): 'namespaces' is empty"),
+    ("users: [{name: a, token: t}]\nuser: []", "unknown field 'user'"),
 ])
 def test_a_bad_file_is_one_readable_sentence(tmp_path, text, problem):
     path = tmp_path / "rbac.yaml"

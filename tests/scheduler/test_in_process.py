@@ -234,3 +234,21 @@ async def test_repeated_refusals_become_a_series_as_under_kube_scheduler(lab, co
     assert len(series) == 1 and series[0]["metadata"]["name"] != first[0]["metadata"]["name"]
     assert series[0]["involvedObject"]["resourceVersion"] == patched
     assert series[0]["series"]["lastObservedTime"] > series[0]["eventTime"]
+
+
+async def test_a_deleted_pod_no_longer_counts_where_a_dry_run_placed_it(lab, conn, http):
+    """Break-it finding: a dry run assumed pod a (3 of pair-worker's 4 CPUs) and kept counting it after a was deleted,
+    so pod b (3 CPUs) was refused with Insufficient cpu."""
+    source = ClusterSource(conn, namespace="sched-lab", lab=True)
+    decisions = Decisions(source.run_scheduler(SchedulerOptions(SCHEDULER, dry_run=True)))
+    try:
+        await create(http, pod_manifest("a", cpu="3"))
+        placed = await eventually(lambda: decisions.of("sched-lab/a", "dry-run"), "a placed (dry run)", 30)
+        assert placed[0].node == "pair-worker"
+        async with http.delete("/api/v1/namespaces/sched-lab/pods/a") as resp:
+            assert resp.status == 200, await resp.text()
+        await create(http, pod_manifest("b", cpu="3"))
+        decided = await eventually(lambda: decisions.of("sched-lab/b"), "b decided", 30)
+    finally:
+        await decisions.stop()
+    assert (decided[0].outcome, decided[0].node) == ("dry-run", "pair-worker"), decided[0].message

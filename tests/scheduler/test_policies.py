@@ -217,7 +217,10 @@ def test_options_are_checked_in_words():
     cases = [(SchedulerOptions(""), "scheduler-name"), (SchedulerOptions("s", policy="best"), "--policy"),
              (SchedulerOptions("s", leader_elect=True, dry_run=True), "--dry-run"),
              (SchedulerOptions("s", leader_elect=True, lease_duration=5, renew_deadline=5), "--lease-duration"),
-             (SchedulerOptions("s", leader_elect=True, renew_deadline=2, retry_period=2), "--renew-deadline")]
+             (SchedulerOptions("s", leader_elect=True, renew_deadline=2, retry_period=2), "--renew-deadline"),
+             # break-it findings: NaN passed every comparison, and 1e308 overflowed the Lease's int32 field
+             (SchedulerOptions("s", leader_elect=True, lease_duration=float("nan")), "finite"),
+             (SchedulerOptions("s", leader_elect=True, lease_duration=1e308), "int32")]
     for options, words in cases:
         with pytest.raises(ValueError, match=words):
             options.validate()

@@ -145,7 +145,9 @@ async def test_r_is_in_help_and_a_second_r_stops_the_fake_scheduler():
                     and not app.query_one("#decisions").display)
         assert "scheduler" not in str(app.query_one("#header").render())
         assert not app.query_one("#why").border_subtitle
+        assert app.scheduler_decisions  # the first run's decisions, kept for the pane while it ran
         app.start_scheduler("nobody-at-all")  # a new run shows its decisions again, whatever w showed before
+        assert not app.scheduler_decisions  # break-it finding: the earlier run's decisions stayed under its title
         await until(pilot, lambda: app.query_one("#decisions").display and not app.query_one("#why").display)
         await pilot.press("r")
         await until(pilot, lambda: app.scheduler_run is None)
