@@ -112,18 +112,18 @@ class LeaderElector:
             lease = await get_json(self.api, lease_path(self.namespace, self.name), timeout=self.renew_deadline)
         except ApiError as exc:
             if exc.status != 404:
-                return False
+                return self._failed(f"error retrieving resource lock {self.key}", exc)
             spec = self._record(now, acquired=None, transitions=0)
             try:
                 self._lease = await send_json(
                     self.api, "POST", f"/apis/coordination.k8s.io/v1/namespaces/{quote(self.namespace, safe='')}"
                     "/leases", lease_body(self.namespace, self.name, spec), timeout=self.renew_deadline)
-            except (ApiError, Unreachable):
-                return False
+            except (ApiError, Unreachable) as exc:
+                return self._failed("error initially creating leader election record", exc)
             self._observe(spec, now_mono)
             return True
-        except Unreachable:
-            return False
+        except Unreachable as exc:
+            return self._failed(f"error retrieving resource lock {self.key}", exc)
         spec_now = lease.get("spec") or {}
         raw = json.dumps(spec_now, sort_keys=True)
         if raw != self._observed_raw:
@@ -139,10 +139,20 @@ class LeaderElector:
             spec = self._record(now, acquired=None, transitions=int(self._observed.get("leaseTransitions") or 0) + 1)
         try:
             await self._update(spec)
-        except (ApiError, Unreachable):
-            return False
+        except (ApiError, Unreachable) as exc:
+            return self._failed("Failed to update lock", exc)
         self._observe(spec, now_mono)
         return True
+
+    def _failed(self, what: str, exc: Exception) -> bool:
+        """Log a failed attempt in client-go's leaderelection words (``error retrieving resource lock NS/NAME: …``,
+        ``error initially creating leader election record: …``, ``Failed to update lock: …``), once per distinct
+        message so a retry every ``retry_period`` does not flood the output; always False."""
+        line = f"{what}: {exc}"
+        if line != getattr(self, "_last_failure", None):
+            self._last_failure = line
+            self.log(line)
+        return False
 
     async def acquire(self) -> None:
         """Return once this candidate holds the Lease (retrying every jittered ``retry_period``)."""

@@ -79,3 +79,13 @@ async def test_a_leader_that_loses_its_lease_stops(lab, conn):
             await task
     assert "Lost the Lease kube-system/stolen" in str(outcome[0])
     assert lease(lab, "stolen")["spec"]["holderIdentity"] == "intruder_0"  # nothing was released over it
+
+
+async def test_a_lease_that_cannot_be_created_is_said_once_per_problem(lab, conn):
+    """Break-it finding: a Lease in a namespace that does not exist failed silently forever. Each failed attempt is
+    logged in client-go's words, a repeated one only once."""
+    lines: list[str] = []
+    elector = LeaderElector(conn.api, "no-such-namespace", "my-lease", "host-a_1", log=lines.append, **FAST)
+    assert not await elector.try_acquire_or_renew()
+    assert not await elector.try_acquire_or_renew()
+    assert lines == ['error initially creating leader election record: namespaces "no-such-namespace" not found']
