@@ -3,8 +3,8 @@
 ``POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`` with
 ``{"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {"resourceAttributes":
 {"namespace", "verb", "group", "resource", "subresource", "name"}}}`` (empty fields left out); the API server answers
-201 with the review and its ``status`` {``allowed``, ``denied``, ``reason``, ``evaluationError``}. Raw JSON, read as
-the reflector and the binding read theirs (``_preload_content=False``, ``json.loads``; no generated models).
+201 with the review and its ``status`` {``allowed``, ``denied``, ``reason``, ``evaluationError``}. Raw JSON through
+:func:`observatory.kube.fetch.send_json` (no generated models).
 
 :func:`review_access` never raises for API or network trouble: no answer, an error answer (the endpoint missing on
 an old or unusual server: 404; the review itself refused: 403) or a body that is not a review gives an
@@ -14,16 +14,11 @@ as "access unknown" and block nothing.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import ssl
 from typing import Any
 
-import aiohttp
 from kubernetes_asyncio import client
 
-from observatory.kube.fetch import _api_error
-from observatory.kube.transport import describe_transport_error
+from observatory.kube.fetch import ApiError, Unreachable, send_json
 from observatory.model.access import AccessReview
 
 __all__ = ["SSAR_PATH", "access_review_body", "review_access"]
@@ -49,32 +44,15 @@ async def review_access(api: client.ApiClient, verb: str, resource: str, *, subr
     unknown = AccessReview(verb, resource, subresource, namespace)
     body = access_review_body(verb, resource, subresource, namespace, group, name)
     try:
-        async with asyncio.timeout(timeout):
-            resp = await api.call_api(SSAR_PATH, "POST", body=body,
-                                      header_params={"Accept": "application/json",
-                                                     "Content-Type": "application/json"},
-                                      auth_settings=["BearerToken"], _preload_content=False,
-                                      _request_timeout=timeout)
-            try:
-                data = await resp.read()
-            finally:
-                resp.release()
-    except asyncio.CancelledError:
-        raise
-    except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ssl.SSLError) as exc:
-        _, sentence = describe_transport_error(exc, api.configuration.host, timeout)
-        return _unknown(unknown, f"SelfSubjectAccessReview not answered: {sentence.rstrip('.')}")
-    except Exception as exc:  # noqa: BLE001 - e.g. a failing exec credential plugin: unknown, not a crash
-        return _unknown(unknown, f"SelfSubjectAccessReview could not be sent ({type(exc).__name__})")
-    if not 200 <= resp.status < 300:
-        error = _api_error(resp.status, resp.reason or "", data)
-        if resp.status == 404:
+        doc = await send_json(api, "POST", SSAR_PATH, body, timeout=timeout)
+    except Unreachable as exc:
+        return _unknown(unknown, f"SelfSubjectAccessReview not answered: {str(exc).rstrip('.')}")
+    except ApiError as exc:
+        if exc.status == 404:
             return _unknown(unknown, "the API server does not serve SelfSubjectAccessReview (404)")
-        return _unknown(unknown, f"SelfSubjectAccessReview answered {resp.status}: {error.message}")
-    try:
-        doc = json.loads(data)
-    except ValueError:
-        doc = None
+        if 200 <= exc.status < 300:  # a 2xx that is not a JSON object
+            return _unknown(unknown, "the SelfSubjectAccessReview answer has no status")
+        return _unknown(unknown, f"SelfSubjectAccessReview answered {exc.status}: {exc.message}")
     status = doc.get("status") if isinstance(doc, dict) else None
     if not isinstance(status, dict) or not isinstance(status.get("allowed", False), bool):
         return _unknown(unknown, "the SelfSubjectAccessReview answer has no status")

@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-from observatory.kube.connect import connect
-from observatory.kube.source import ClusterSource
 from observatory.settings import LabSettings
 from tests.waiting import eventually
 from observatory.ui.app import ObservatoryApp
@@ -30,21 +28,6 @@ ALREADY_ASSIGNED = ('Operation cannot be fulfilled on pods/binding "manual": pod
 def lab_settings() -> LabSettings:
     """The shared ``lab`` fixture (tests/conftest.py), with the simulated cluster on and a quick kubelet."""
     return LabSettings(kubelet_start_seconds=0.3)
-
-
-@pytest.fixture
-async def make_app(lab):
-    sources = []
-
-    async def make(*, read_only: bool = False) -> ObservatoryApp:
-        connection = await connect(str(lab.kubeconfig_path), "observatory-lab", None)
-        source = ClusterSource(connection, namespace=None, lab=True, read_only=read_only)
-        sources.append(source)
-        return ObservatoryApp(source, refresh_interval=0.05)
-
-    yield make
-    for source in sources:
-        await source.close()
 
 
 async def until(pilot, check: Callable[[], Any], timeout: float = 15.0) -> Any:

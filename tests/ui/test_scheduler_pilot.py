@@ -16,7 +16,6 @@ import pytest
 from textual.command import CommandPalette
 from textual.worker import WorkerState
 
-from observatory.kube.connect import connect
 from observatory.kube.source import ClusterSource
 from observatory.settings import LabSettings
 from observatory.ui.app import ObservatoryApp
@@ -39,21 +38,6 @@ TOLERATE_CONTROL_PLANE = [{"key": "node-role.kubernetes.io/control-plane", "oper
 def lab_settings() -> LabSettings:
     """The simulated cluster on (its default-scheduler ignores my-scheduler's pods) with a quick kubelet."""
     return LabSettings(kubelet_start_seconds=0.3)
-
-
-@pytest.fixture
-async def make_app(lab):
-    sources = []
-
-    async def make(*, read_only: bool = False) -> ObservatoryApp:
-        connection = await connect(str(lab.kubeconfig_path), "observatory-lab", None)
-        source = ClusterSource(connection, namespace=None, lab=True, read_only=read_only)
-        sources.append(source)
-        return ObservatoryApp(source, refresh_interval=0.05)
-
-    yield make
-    for source in sources:
-        await source.close()
 
 
 async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 30.0) -> Any:
