@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from observatory import __version__, classroom
+from observatory.cliflags import add_connection_flags
 from observatory.scheduler import cli as scheduler_cli
 from observatory.lab import fault_cli
 from observatory.settings import Settings
@@ -94,14 +95,7 @@ def add_why_parser(commands: argparse._SubParsersAction) -> None:
                      help="the pod's namespace (default: the context's, like kubectl)")
     why.add_argument("-o", "--output", choices=("text", "json"), default="text",
                      help="text for a person (default) or one JSON document (see README)")
-    why.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS,
-                     help="kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config; with none, the lab)")
-    why.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS,
-                     help="kubeconfig context (default: the current context)")
-    why.add_argument("--lab", action="store_true", default=argparse.SUPPRESS,
-                     help="use the embedded lab (simulated cluster) even when a kubeconfig exists")
-    why.add_argument("--scenario", metavar="NAME|PATH", default=argparse.SUPPRESS,
-                     help="lab scenario for --lab (default manual-binding)")
+    add_connection_flags(why)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

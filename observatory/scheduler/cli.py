@@ -22,6 +22,7 @@ import signal
 import sys
 from typing import Any, TextIO
 
+from observatory.cliflags import add_connection_flags
 from observatory.scheduler.options import SchedulerOptions
 from observatory.scheduler.policies import DEFAULT_POLICY, POLICIES
 
@@ -65,14 +66,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="schedule the pods of this namespace only (default: every namespace)")
     p.add_argument("-A", "--all-namespaces", action="store_true", default=argparse.SUPPRESS,
                    help="schedule the pods of every namespace (the default)")
-    p.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS,
-                   help="kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config; with none, the lab)")
-    p.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS,
-                   help="kubeconfig context (default: the current context)")
-    p.add_argument("--lab", action="store_true", default=argparse.SUPPRESS,
-                   help="use the embedded lab (simulated cluster) even when a kubeconfig exists")
-    p.add_argument("--scenario", metavar="NAME|PATH", default=argparse.SUPPRESS,
-                   help="lab scenario for --lab (default manual-binding)")
+    add_connection_flags(p)
 
 
 def options_from(args: argparse.Namespace) -> SchedulerOptions:

@@ -128,9 +128,7 @@ class SchedulingQueue:
         entry = self._entries.get(key)
         if entry is None:
             return 0.0
-        entry.attempts += 1
-        delay = backoff(entry.attempts, self.initial_backoff, self.max_backoff)
-        entry.not_before = now + delay
+        delay = self._back_off(entry, now)
         entry.flush_at = now + self.max_in_unschedulable
         self._wait_until(key, entry, UNSCHEDULABLE, entry.flush_at)
         return delay
@@ -140,10 +138,15 @@ class SchedulingQueue:
         entry = self._entries.get(key)
         if entry is None:
             return 0.0
+        delay = self._back_off(entry, now)
+        self._wait_until(key, entry, BACKOFF, entry.not_before)
+        return delay
+
+    def _back_off(self, entry: _Entry, now: float) -> float:
+        """Count a failed attempt and set its earliest next try; returns the backoff in seconds."""
         entry.attempts += 1
         delay = backoff(entry.attempts, self.initial_backoff, self.max_backoff)
         entry.not_before = now + delay
-        self._wait_until(key, entry, BACKOFF, entry.not_before)
         return delay
 
     def cluster_changed(self, now: float) -> bool:
