@@ -31,6 +31,11 @@ HostPort = tuple[str, str, int]
 BIND_ALL = "0.0.0.0"
 
 
+def _str(value: Any) -> str:
+    """A string field as given; anything else (null, a number, an object) as unset."""
+    return value if isinstance(value, str) else ""
+
+
 def _host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
     """Host ports of the regular containers (``getContainerPorts``: init containers are not looked at)."""
     out = []
@@ -38,7 +43,7 @@ def _host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
         for p in listed(c.get("ports")) if isinstance(c, Mapping) else ():
             port = p.get("hostPort") if isinstance(p, Mapping) else None
             if isinstance(port, int) and not isinstance(port, bool) and port > 0:
-                out.append((p.get("hostIP") or BIND_ALL, p.get("protocol") or "TCP", port))
+                out.append((_str(p.get("hostIP")) or BIND_ALL, _str(p.get("protocol")) or "TCP", port))
     return tuple(out)
 
 

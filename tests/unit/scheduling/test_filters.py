@@ -229,6 +229,15 @@ def test_host_port_conflicts(existing, wanted, conflict):
         assert isinstance(v.details[0], PortConflict) and v.details[0].port == 8080
 
 
+def test_a_protocol_or_host_ip_that_is_not_a_string_counts_as_unset():
+    """Found by hypothesis: ``protocol: {"0": "TCP"}`` made the port key unhashable and the filter raised."""
+    on_node = port_pod("old", node_name="n")
+    wanted = port_pod("new")
+    wanted["spec"]["containers"][0]["ports"][0].update(protocol={"0": "TCP"}, hostIP=["10.0.0.1"])
+    v = verdict(wanted, node("n"), [on_node])
+    assert v.plugin == "NodePorts" and v.details[0].port == 8080
+
+
 def test_container_port_without_host_port_never_conflicts():
     a = pod("old", node_name="n")
     a["spec"]["containers"][0]["ports"] = [{"containerPort": 80}]
