@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
+from hypothesis import HealthCheck, settings
 
 from observatory.lab.server import LabServer
 from observatory.settings import LabSettings
+
+settings.register_profile("ci", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=list(HealthCheck))
+settings.register_profile("explore", deadline=None, suppress_health_check=list(HealthCheck))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+"""The property tests draw the same examples on every run ("ci"), so a submission passes or fails on its own code,
+never on the luck of the draw. ``HYPOTHESIS_PROFILE=explore`` draws new random examples, ten times as many, and
+keeps failures in .hypothesis/ to replay: the way to hunt for new bugs."""
 
 
 @pytest.fixture

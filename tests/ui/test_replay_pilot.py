@@ -73,6 +73,14 @@ def words(svg: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
 
 
+def screen_lines(svg: str) -> list[str]:
+    """The text of an SVG screenshot, one string per terminal row."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for m in re.finditer(r'<text[^>]*?x="([\d.]+)"[^>]*?y="([\d.]+)"[^>]*>(.*?)</text>', svg, re.S):
+        rows.setdefault(float(m[2]), []).append((float(m[1]), html.unescape(re.sub(r"<[^>]+>", "", m[3]))))
+    return ["".join(t for _, t in sorted(cells)).replace("\xa0", " ") for _, cells in sorted(rows.items())]
+
+
 def running(app: ObservatoryApp) -> bool:
     pod = app.state.pods.get(MANUAL)
     reasons = {e.reason for e in app.state.events_for(MANUAL)}
@@ -131,6 +139,7 @@ async def test_a_replay_ends_on_the_live_runs_final_screen(lab, tmp_path, frozen
     screen, app = await replayed_screen(path)
     assert [ex.status_line for ex in app.exchanges] == ["HTTP/1.1 201 Created", "HTTP/1.1 409 Conflict"]
     assert app.exchanges[1].status_message == ALREADY_ASSIGNED
+    assert screen_lines(screen) == screen_lines(live)  # a readable diff first
     assert screen == live
 
 

@@ -80,6 +80,8 @@ def test_replay_of_a_recorded_bind_session_120x40(snap_compare, tmp_path):
     async def played(pilot) -> None:
         await until(pilot, lambda: source.finished and len(app.exchanges) == 2, "the whole recording played")
         await until(pilot, lambda: app._replay_finished_shown, "the replay-finished notification")
+        # The toast is mounted after notify() returns: clearing before it is on screen would leave it there.
+        await until(pilot, lambda: app.screen.query("Toast"), "the replay-finished toast on screen")
         app.clear_notifications()  # the replay's own news: the live run had none
         # The toast leaves the screen on a later refresh; snapshot only once it has gone.
         await until(pilot, lambda: not app.screen.query("Toast"), "the notification toast gone")

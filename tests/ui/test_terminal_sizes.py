@@ -42,7 +42,9 @@ from tests.ui.fakes import REFUSALS, RecordedSource, frozen_clock
 from tests.unit.test_properties_strategies import HUGE, unprintable
 from tests.waiting import eventually
 
-SIZES = [(40, 10), (50, 15), (80, 24), (100, 30), (120, 40), (200, 60), (300, 100)]
+SIZES = [(40, 10), (80, 24), (99, 30), (100, 30), (300, 100)]
+"""The smallest and largest, the classic 80x24, and either side of the one-column breakpoint (NARROW_WIDTH): the
+sizes where layout changes. 120x40 is every other pilot test's size."""
 REFUSED = "sched-lab/too-much-cpu"
 
 
@@ -90,9 +92,9 @@ def screen_text(app: ObservatoryApp) -> str:
 
 
 async def settled(pilot) -> None:
-    """Let queued messages, the flush interval and the repaint after it land."""
+    """Let queued messages, the flush interval (0.05 s here) and the repaint after it land."""
     await pilot.pause()
-    await pilot.pause(0.15)
+    await pilot.pause(0.08)
     await pilot.wait_for_scheduled_animations()
 
 
@@ -267,7 +269,7 @@ def west_of_greenwich(monkeypatch):
     time.tzset()
 
 
-@pytest.mark.parametrize("size", [(40, 10), (120, 40), (300, 100)], ids=["40x10", "120x40", "300x100"])
+@pytest.mark.parametrize("size", [(40, 10), (300, 100)], ids=["40x10", "300x100"])
 async def test_hostile_objects_render_without_crash_or_control_characters(size, west_of_greenwich):
     watched = recorded_app(hostile_source())
     app = watched.app

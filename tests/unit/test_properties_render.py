@@ -27,11 +27,11 @@ from observatory.model.records import EventView, LeaseView
 from observatory.ui.text import age, clock_time
 from observatory.why import Gathered, json_text, render_text, safe, why_from
 from tests.unit.test_properties_strategies import (
-    PROPERTY_SETTINGS, SMALL_SETTINGS, events, junk, leases, nodes, odd_text, pods, texty, unprintable,
+    PROPERTY_SETTINGS, SCALE, SMALL_SETTINGS, events, junk, leases, nodes, odd_text, pods, texty, unprintable,
 )
 
 NOW = datetime(2026, 11, 29, 9, 30, 0, tzinfo=timezone.utc)
-RENDER_SETTINGS = settings(SMALL_SETTINGS, max_examples=40)
+RENDER_SETTINGS = settings(SMALL_SETTINGS, max_examples=40 * SCALE)
 """A report with a 1 MiB message takes a second or two to wrap: fewer examples keep the file quick."""
 
 

@@ -12,15 +12,18 @@ relist that leaves a ghost behind), which is where state bookkeeping goes wrong.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-PROPERTY_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+SCALE = 10 if os.environ.get("HYPOTHESIS_PROFILE") == "explore" else 1
+"""Ten times the examples when hunting for bugs (tests/conftest.py's profiles)."""
+PROPERTY_SETTINGS = settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
 """Bounded: each property runs in a few seconds even on a loaded 2-core machine."""
-SMALL_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+SMALL_SETTINGS = settings(max_examples=60 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
 """For the properties whose single example is costly (a whole ClusterState run, a rendered report)."""
 
 HUGE = "x" * (1 << 20) + "\x1b[2J tail"

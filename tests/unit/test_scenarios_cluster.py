@@ -300,9 +300,13 @@ EXPECTED_TAINTED_NODE = (
     "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.")
 
 
+STAMP = datetime(2026, 11, 29, 10, tzinfo=timezone.utc)
+"""The time stamped on conditions that carry none, when two loads are compared."""
+
+
 def test_refusals_is_pair_plus_four_sched_lab_pods() -> None:
-    pair = load_scenario("pair")
-    manifests = load_scenario("refusals")
+    pair = load_scenario("pair", now=STAMP)
+    manifests = load_scenario("refusals", now=STAMP)  # one stamp: two loads may straddle a second
     assert [m for m in manifests if m["kind"] != "Pod"] == pair
     pods = kinds(manifests, "Pod")
     assert [key(p) for p in pods] == ["sched-lab/filler", "sched-lab/too-much-cpu", "sched-lab/no-ssd",
@@ -352,8 +356,8 @@ def test_needs_the_tainted_node_would_fit_the_control_plane_but_for_its_taint() 
 
 
 def test_gated_pods_carry_gates_and_nothing_that_conflicts() -> None:
-    manifests = load_scenario("gated")
-    assert [m for m in manifests if m["kind"] != "Pod"] == load_scenario("pair")
+    manifests = load_scenario("gated", now=STAMP)
+    assert [m for m in manifests if m["kind"] != "Pod"] == load_scenario("pair", now=STAMP)
     pods = kinds(manifests, "Pod")
     gates = {p["metadata"]["name"]: [g["name"] for g in p["spec"]["schedulingGates"]] for p in pods}
     assert gates == {"quota-gated": ["example.com/quota-check"],
