@@ -81,7 +81,9 @@ class UISettings(BaseModel):
     """How the terminal UI behaves."""
 
     refresh_interval: float = Field(0.1, gt=0)
-    """Seconds between repaints; every watch event in between is coalesced into one repaint."""
+    """Seconds between repaints for the clock (ages, the just-bound highlight), and the longest a change waits to be
+    painted. Changes are painted sooner: at once after a quiet spell, then at most one repaint per gap of twice
+    the last repaint's cost (at least 1/60 s), so a burst of watch events is coalesced into a few repaints."""
 
     recent_seconds: float = Field(10.0, ge=0)
     """How long a just-bound pod stays in the pending list and highlighted on its node."""

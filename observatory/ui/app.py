@@ -24,6 +24,7 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.containers import Grid
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
@@ -55,6 +56,9 @@ from observatory.ui.widgets.why_pane import WhyPane
 __all__ = ["BindingResponded", "ObservatoryApp"]
 
 NARROW_WIDTH = 100
+MIN_FRAME_GAP = 1 / 60
+"""The shortest gap between two repaints of changes, in seconds: Textual draws the screen at most 60 times a
+second."""
 """Below this many columns the panes stack in one column (styles/app.tcss ``.-narrow``)."""
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
@@ -114,7 +118,9 @@ class ObservatoryApp(ScopeFlow, BindingFlow, WhyFlow, TeachingFlow, LessonFlow, 
         self.refresh_interval = refresh_interval
         self.lease_interval = lease_interval
         self._dirty: set[str] = {"pods", "nodes", "events", "watch", "why"}
-        self._flushed_at = 0.0  # time.monotonic() of the last repaint of changes
+        self._flushed_at = 0.0  # time.monotonic() when the last repaint of changes ended
+        self._repaint_cost = 0.0  # seconds the last repaint of changes took
+        self._paced_flush: Timer | None = None  # the one repaint a burst of changes is waiting for
         self._keymap = keymap or {}
         self.exchanges: list[BindingExchange] = []
         self._highlight_until: datetime | None = None
@@ -157,28 +163,52 @@ class ObservatoryApp(ScopeFlow, BindingFlow, WhyFlow, TeachingFlow, LessonFlow, 
 
     @work(group="streams", exit_on_error=False)
     async def stream(self, kind: str) -> None:
-        """One worker per watched kind: apply each delta, mark what changed. The first change after a quiet
-        refresh interval is painted at once (a lone bind shows as fast as the repaint allows); the rest of a burst
-        waits for the interval, so 500 watch events still cost one repaint."""
+        """One worker per watched kind: apply each delta, mark what changed, and have it painted (:meth:`paced`)."""
         async for delta in self.source.stream(kind):
             changed = self.state.apply(delta)
             settle_after(delta)  # after a big list, keep full GC passes short (heap.py)
             self._dirty |= changed
             if "watch" in changed:  # shown at once, however briefly it lasts (a resync after 410 takes milliseconds)
                 self.flush()
-            elif changed and time.monotonic() - self._flushed_at >= self.refresh_interval:
-                self.flush()
+            elif changed:
+                self.paced()
+
+    def frame_gap(self) -> float:
+        """Seconds from the end of one repaint of changes to the start of the next: twice what the last one cost
+        (repainting takes at most a third of the time), at least a 60th of a second (Textual's own frame rate) and
+        at most ``refresh_interval``."""
+        return min(self.refresh_interval, max(MIN_FRAME_GAP, 2 * self._repaint_cost))
+
+    def paced(self) -> None:
+        """Repaint for a change: at once when the last repaint of changes is at least :meth:`frame_gap` old (a
+        lone bind shows as fast as a repaint allows), else once when the gap is over. A burst of 500 watch events
+        costs a repaint per gap, not 500, and a change never waits longer than ``refresh_interval``."""
+        if self._paced_flush is not None:
+            return  # a repaint is already due: this change will be in it
+        wait = self._flushed_at + self.frame_gap() - time.monotonic()
+        if wait <= 0:
+            self.flush()
+        else:
+            self._paced_flush = self.set_timer(wait, self._paced_due, name="paced repaint")
+
+    def _paced_due(self) -> None:
+        self._paced_flush = None
+        if self._dirty:
+            self.flush()
 
     def flush(self) -> None:
         """Push selector output down into the panes that changed since the last flush."""
         if not self.is_running or not self.screen_stack:
             return  # shutting down: the panes may already be gone
-        if self._dirty:  # a repaint of changes (the interval's idle ticks do not count)
-            self._flushed_at = time.monotonic()
+        changes = bool(self._dirty)  # a repaint of changes (the interval's idle ticks do not count)
+        started = time.monotonic()
         try:
             self._repaint()
         except NoMatches:
             return  # the default screen is being torn down
+        if changes:
+            self._flushed_at = time.monotonic()
+            self._repaint_cost = self._flushed_at - started
         settle_after_repaint()  # after the first repaint of a big list, keep full GC passes short (heap.py)
 
     def _repaint(self) -> None:

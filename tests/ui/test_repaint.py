@@ -1,8 +1,12 @@
-"""When the screen repaints: the first change after a quiet interval at once, a burst on the interval."""
+"""When the screen repaints: the first change after a quiet spell at once, then one repaint per frame gap (twice the
+last repaint's cost, at least 1/60 s), so a burst of watch events costs a few repaints and none waits an interval."""
 
 from __future__ import annotations
 
 import copy
+import time
+
+import pytest
 
 from observatory.model.deltas import Upserted
 from observatory.ui.app import ObservatoryApp
@@ -27,3 +31,88 @@ async def test_the_first_change_after_a_quiet_interval_is_painted_without_waitin
         await source.queues["pods"].put(Upserted("pods", pod, "ADDED"))
         await eventually(lambda: "sched-lab/late" in pane.rows, "the new pod painted", 30,
                          pause=lambda: pilot.pause(0.05))
+
+
+def _pod(source: RecordedSource, name: str, rv: int) -> dict:
+    pod = copy.deepcopy(source.objects["pods"]["sched-lab/manual"])
+    pod["metadata"].update(name=name, uid=f"00000000-0000-4000-8000-{rv:012d}", resourceVersion=str(rv))
+    return pod
+
+
+async def test_a_change_right_after_a_repaint_waits_for_the_frame_gap_not_the_interval():
+    """issue 8: a change that lands just after a repaint used to wait for the interval's tick (the benchmark's
+    probes write right after the previous probe's row was painted). The interval is an hour here: only the paced
+    repaint, one frame gap after the last, can show the pod."""
+    source = RecordedSource()
+    app = ObservatoryApp(source, clock=frozen_clock, refresh_interval=3600)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.query_one(PendingPodsPane)
+        await eventually(lambda: "sched-lab/manual" in pane.rows, "the listed pod", 30, pause=lambda: pilot.pause(0.05))
+        app._flushed_at, app._repaint_cost = time.monotonic(), 0.005  # a cheap repaint has just ended
+        assert app.frame_gap() == pytest.approx(1 / 60)
+        await source.queues["pods"].put(Upserted("pods", _pod(source, "soon", 101), "ADDED"))
+        await eventually(lambda: "sched-lab/soon" in pane.rows, "the new pod painted", 30,
+                         pause=lambda: pilot.pause(0.05))
+
+
+async def test_a_burst_of_watch_events_is_coalesced_into_a_few_repaints():
+    source = RecordedSource()
+    app = ObservatoryApp(source, clock=frozen_clock, refresh_interval=3600)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.query_one(PendingPodsPane)
+        await eventually(lambda: "sched-lab/manual" in pane.rows, "the listed pod", 30, pause=lambda: pilot.pause(0.05))
+        repaints = []
+        repaint = app._repaint
+        app._repaint = lambda: (repaints.append(set(app._dirty)), repaint())[1]  # type: ignore[method-assign]
+        burst = [_pod(source, f"burst-{i}", 200 + i) for i in range(200)]
+        for pod in burst:
+            source.queues["pods"].put_nowait(Upserted("pods", pod, "ADDED"))
+        await eventually(lambda: "sched-lab/burst-199" in pane.rows, "the whole burst painted", 30,
+                         pause=lambda: pilot.pause(0.05))
+        assert all(f"sched-lab/burst-{i}" in pane.rows for i in range(200))
+        assert 1 <= len([d for d in repaints if d]) <= 10, f"{len(repaints)} repaints for 200 watch events"
+
+
+def test_the_frame_gap_is_twice_the_last_repaint_between_a_60th_of_a_second_and_the_interval():
+    app = ObservatoryApp(RecordedSource(), clock=frozen_clock, refresh_interval=0.1)
+    for cost, gap in ((0.0, 1 / 60), (0.001, 1 / 60), (0.02, 0.04), (0.3, 0.1)):
+        app._repaint_cost = cost
+        assert app.frame_gap() == pytest.approx(gap), cost
+
+
+async def test_the_fit_preview_of_the_selected_pod_is_redone_at_most_every_refit_every_and_then_always(
+        monkeypatch):
+    """issue 8: under churn, pods binding anywhere change the selected pod's fit preview on every repaint, and a
+    preview filters every node. It is redone at most every REFIT_EVERY seconds, and the latest change is always
+    fitted in the end, by a later repaint with nothing new in it."""
+    from observatory.ui import why_flow
+    from observatory.ui.widgets.why_pane import WhyPane
+
+    source = RecordedSource()
+    app = ObservatoryApp(source, clock=frozen_clock, refresh_interval=0.05)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.query_one(PendingPodsPane)
+        await eventually(lambda: "sched-lab/manual" in pane.rows, "the listed pod", 30, pause=lambda: pilot.pause(0.05))
+        app.selected = "sched-lab/manual"
+        why = app.query_one(WhyPane)
+        await eventually(lambda: why.preview is not None and why.preview.pod == "sched-lab/manual", "a preview", 30,
+                         pause=lambda: pilot.pause(0.05))
+        fits = []
+        fit = app.state.fit
+        monkeypatch.setattr(app.state, "fit", lambda *a, **k: (fits.append(a), fit(*a, **k))[1])
+        monkeypatch.setattr(why_flow, "REFIT_EVERY", 3600)
+        app._fit_at = float("-inf")  # the last preview is old: the next change is fitted at once
+        node = next(iter(app.state.nodes))
+        for i in range(2):  # two pods bound to a node, a repaint apart: what the preview reads changes twice
+            generation = app.state.fit_generation
+            bound = _pod(source, f"bound-{i}", 300 + i)
+            bound["spec"]["nodeName"] = node
+            await source.queues["pods"].put(Upserted("pods", bound, "ADDED"))
+            await eventually(lambda: app.state.fit_generation != generation and not app._dirty, "the repaint", 30,
+                             pause=lambda: pilot.pause(0.05))
+        await pilot.pause(0.2)  # several interval repaints with nothing new
+        assert len(fits) == 1 and app._refit_waiting  # the second change waits for REFIT_EVERY
+        monkeypatch.setattr(why_flow, "REFIT_EVERY", 0)
+        await eventually(lambda: len(fits) == 2, "the waiting change fitted by an interval repaint", 30,
+                         pause=lambda: pilot.pause(0.05))
+        assert not app._refit_waiting and app._fit_facts[2] == app.state.fit_generation
