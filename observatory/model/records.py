@@ -11,7 +11,7 @@ here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -143,11 +143,11 @@ class PodView:
     priority: int
     simulator_filter: str = ""
     simulator_selected: str = ""
+    key: str = field(init=False, repr=False, compare=False)
+    """``"namespace/name"``, made once: every repaint looks up each listed pod by it."""
 
-    @property
-    def key(self) -> str:
-        """``"namespace/name"``."""
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
 
     @property
     def terminal(self) -> bool:

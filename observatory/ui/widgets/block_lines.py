@@ -154,7 +154,7 @@ class BlockLines(Widget):
 
 
 def _same(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b))
+    return a is b or (len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b)))
 
 
 def same_wrap(old: object, new: Text) -> bool:

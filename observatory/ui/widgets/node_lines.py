@@ -35,6 +35,8 @@ class NodeLines(BlockLines):
         super().__init__(margin=1)
         self.pod_keys: dict[str, tuple[tuple[PodView, ...], frozenset[str]]] = {}
         """Node name -> (its pods tuple, their keys), to find the selected pod's node without a scan."""
+        self.entries: dict[str, tuple] = {}
+        """Node name -> its entry for :meth:`set_blocks`, handed on again while the node's placement is the same."""
         self.shown_at = float("-inf")
         self.later: tuple | None = None
         self._timer: Timer | None = None
@@ -77,16 +79,22 @@ def show_as_lines(pane: NodesPane, placement: list[NodePlacement], selected: str
         return True
     lines.shown_at, lines.later = time.monotonic(), None
     wanted: list[tuple[str, tuple, Callable[[], tuple]]] = []
-    keys = lines.pod_keys
+    keys, entries = lines.pod_keys, lines.entries
+    if len(entries) > 2 * len(placement) + 64:  # forget deleted nodes now and then
+        entries.clear()
     for place in placement:
         name = place.node.name
         known = keys.get(name)
         if known is None or known[0] is not place.pods:
             known = keys[name] = (place.pods, frozenset(p.key for p in place.pods))
         here = selected if selected is not None and selected in known[1] else None
-        source = (place.node, place.pods, place.cpu_requested_milli, place.memory_requested_bytes, place.pods_count,
-                  place.recently_bound, here)
-        wanted.append((name, source, lambda place=place, here=here: ((render_node(place, here), 0),)))
+        # ClusterState.placement() hands back the same object for an unchanged node, so its entry of last time is
+        # handed on as it is, and BlockLines finds it unchanged by identity.
+        entry = entries.get(name)
+        if entry is None or entry[1][0] is not place or entry[1][1] != here:
+            entry = entries[name] = (name, (place, here),
+                                     lambda place=place, here=here: ((render_node(place, here), 0),))
+        wanted.append(entry)
     for name, pods in sorted(missing.items()):
         here = selected if any(p.key == selected for p in pods) else None
         wanted.append((f"\0missing {name}", (tuple(pods), here),

@@ -326,6 +326,23 @@ def test_placement_of_busy(busy):
     assert [p.key for p in state.orphans()] == ["default/pinned-to-missing-node"]
 
 
+def test_placement_of_an_unchanged_node_is_the_same_object_and_a_changed_one_is_new(busy):
+    """issue 8: the nodes pane finds what changed by identity, so placement() hands back the same NodePlacement for
+    every node a delta did not touch."""
+    state = load(busy)
+    before = {p.node.name: p for p in state.placement()}
+    assert all(p is before[p.node.name] for p in state.placement())  # nothing changed: nothing new
+    redis = copy.deepcopy(next(p for p in busy.pods if p["metadata"]["name"] == "redis-0"))
+    redis["metadata"]["resourceVersion"] = "99999"
+    redis["status"]["phase"] = "Succeeded"  # no longer counted on busy-highmem-c
+    state.apply(Upserted("pods", redis, "MODIFIED"))
+    after = {p.node.name: p for p in state.placement()}
+    changed = {name for name in after if after[name] is not before[name]}
+    assert changed == {"busy-highmem-c"}
+    assert after["busy-highmem-c"].pods_count == before["busy-highmem-c"].pods_count - 1
+    assert after["busy-highmem-c"] != before["busy-highmem-c"]
+
+
 def test_areas_and_watch_states():
     state = ClusterState(Clock())
     live = WatchState("pods", "live", T0)
