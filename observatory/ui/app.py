@@ -11,6 +11,7 @@ the screen (:mod:`.scheduler_flow`).
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import time
 from collections.abc import AsyncIterator, Callable
@@ -56,6 +57,8 @@ from observatory.ui.widgets.why_pane import WhyPane
 __all__ = ["BindingResponded", "ObservatoryApp"]
 
 NARROW_WIDTH = 100
+YIELD_EVERY = 32
+"""Watch deltas a stream worker applies before it lets other tasks (keys, repaints) run."""
 MIN_FRAME_GAP = 1 / 60
 """The shortest gap between two repaints of changes, in seconds: Textual draws the screen at most 60 times a
 second."""
@@ -163,8 +166,14 @@ class ObservatoryApp(ScopeFlow, BindingFlow, WhyFlow, TeachingFlow, LessonFlow, 
 
     @work(group="streams", exit_on_error=False)
     async def stream(self, kind: str) -> None:
-        """One worker per watched kind: apply each delta, mark what changed, and have it painted (:meth:`paced`)."""
+        """One worker per watched kind: apply each delta, mark what changed, and have it painted (:meth:`paced`).
+        Every :data:`YIELD_EVERY` deltas it lets the app's messages run (a watch chunk can hold hundreds of events,
+        and a key press should not wait for all of them)."""
+        applied = 0
         async for delta in self.source.stream(kind):
+            applied += 1
+            if applied % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
             changed = self.state.apply(delta)
             settle_after(delta)  # after a big list, keep full GC passes short (heap.py)
             self._dirty |= changed

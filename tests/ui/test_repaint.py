@@ -116,3 +116,33 @@ async def test_the_fit_preview_of_the_selected_pod_is_redone_at_most_every_refit
         await eventually(lambda: len(fits) == 2, "the waiting change fitted by an interval repaint", 30,
                          pause=lambda: pilot.pause(0.05))
         assert not app._refit_waiting and app._fit_facts[2] == app.state.fit_generation
+
+
+async def test_a_key_pressed_during_a_burst_is_handled_before_the_whole_burst_is_applied():
+    """issue 8 (key latency under churn): a watch chunk can hold hundreds of events, all ready at once. The stream
+    worker lets the app's messages run every YIELD_EVERY deltas, so a key waits for a few dozen deltas, not all."""
+    from observatory.ui.app import YIELD_EVERY
+
+    source = RecordedSource()
+    app = ObservatoryApp(source, clock=frozen_clock, refresh_interval=0.05)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.query_one(PendingPodsPane)
+        await eventually(lambda: "sched-lab/manual" in pane.rows, "the listed pod", 30, pause=lambda: pilot.pause(0.05))
+        before = len(app.state.pods)
+        seen_at_key: list[int] = []
+        on_event = app.on_event
+
+        async def counting(event):
+            if getattr(event, "key", None) == "down":
+                seen_at_key.append(len(app.state.pods) - before)
+            await on_event(event)
+
+        app.on_event = counting  # type: ignore[method-assign]
+        burst = 2000
+        for i in range(burst):
+            source.queues["pods"].put_nowait(Upserted("pods", _pod(source, f"burst-{i}", 500 + i), "ADDED"))
+        await pilot.press("down")
+        await eventually(lambda: len(app.state.pods) - before == burst, "the whole burst applied", 30,
+                         pause=lambda: pilot.pause(0.05))
+        assert seen_at_key and seen_at_key[0] < burst, f"the key waited for {seen_at_key} of {burst} deltas"
+        assert seen_at_key[0] <= 8 * YIELD_EVERY
