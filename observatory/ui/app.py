@@ -57,12 +57,12 @@ from observatory.ui.widgets.why_pane import WhyPane
 __all__ = ["BindingResponded", "ObservatoryApp"]
 
 NARROW_WIDTH = 100
+"""Below this many columns the panes stack in one column (styles/app.tcss ``.-narrow``)."""
 YIELD_EVERY = 32
 """Watch deltas a stream worker applies before it lets other tasks (keys, repaints) run."""
 MIN_FRAME_GAP = 1 / 60
 """The shortest gap between two repaints of changes, in seconds: Textual draws the screen at most 60 times a
 second."""
-"""Below this many columns the panes stack in one column (styles/app.tcss ``.-narrow``)."""
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 """``styles/`` ships inside the package (see pyproject); in a source tree it is the top-level folder."""
