@@ -64,7 +64,7 @@ def environment(repo: str) -> dict[str, Any]:
         "kubectl": _run([kubectl, "version", "--client", "-o", "yaml"]).split("gitVersion:")[-1].split()[0]
         if kubectl else None,
         "git_commit": _run(["git", "-C", repo, "rev-parse", "HEAD"]),
-        "uncommitted_lab_changes": [ln[3:] for ln in dirty],
+        "uncommitted_lab_changes": [ln[2:].strip() for ln in dirty],  # "XY path"; _run strips the first line's X
     }
 
 
