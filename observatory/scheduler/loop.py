@@ -166,9 +166,26 @@ class Scheduler:
     # -- watches -------------------------------------------------------------------------------------------------
 
     async def _consume(self, stream: str, reflector: Reflector) -> None:
+        while True:
+            narrower = await self._consume_until_forbidden(stream, reflector)
+            if narrower is None:
+                return
+            reflector = narrower
+
+    async def _consume_until_forbidden(self, stream: str, reflector: Reflector) -> Reflector | None:
+        """Apply ``reflector``'s deltas. When the bound pods of every namespace are forbidden and only one
+        namespace is scheduled, return a reflector of that namespace's bound pods instead (a user with a Role in
+        one namespace can still schedule there; pods of other namespaces are then not counted on their nodes)."""
         async with contextlib.aclosing(reflector.run()) as deltas:
             async for delta in deltas:
                 if isinstance(delta, WatchState):
+                    if (delta.state == "forbidden" and stream == BOUND and self.namespace is not None
+                            and reflector.namespace is None):
+                        self.log(f"Cannot watch the bound pods of every namespace ({delta.detail}); counting the "
+                                 f"bound pods of namespace {self.namespace} only: pods of other namespaces on the "
+                                 f"same nodes are not seen.")
+                        return Reflector(self.api, "pods", self.namespace, field_selector="spec.nodeName!=",
+                                         **self.reflector_options)
                     self._watch_state(stream, delta)
                     continue
                 if stream == UNBOUND:

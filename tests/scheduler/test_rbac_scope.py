@@ -1,0 +1,73 @@
+"""``observatory schedule -n NS`` as a user whose Role covers one namespace (issue 9, with issue 7's RBAC lab).
+
+The scheduler watches the bound pods of every namespace, to count what each node runs. A user with rights in
+team-a only (tests/lab/test_rbac.py POLICY, ``binder``: pods in team-a, Bindings in team-a, nodes) is refused that
+watch with the API server's 403; the scheduler then says so and counts team-a's bound pods only, and still binds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import pytest
+from kubernetes_asyncio import client
+
+from observatory.kube.connect import connect
+from observatory.kube.source import ClusterSource
+from observatory.lab.server import LabServer
+from observatory.scheduler import SchedulerOptions
+from observatory.settings import LabSettings
+from tests.conftest import API_ONLY
+from tests.lab.test_rbac import POLICY, SCENARIO
+from tests.scheduler.conftest import SCHEDULER, pod_manifest
+from tests.waiting import eventually
+
+FORBIDDEN_EVERYWHERE = ('pods is forbidden: User "binder" cannot list resource "pods" in API group "" at the '
+                        'cluster scope')
+
+
+@pytest.fixture
+async def rbac_lab(tmp_path):
+    policy, scenario = tmp_path / "rbac.yaml", tmp_path / "teams.yaml"
+    policy.write_text(POLICY)
+    scenario.write_text(SCENARIO)
+    lab = LabServer(LabSettings(rbac=policy, bookmark_interval=0.2, **API_ONLY), scenario=str(scenario),
+                    kubeconfig_path=tmp_path / "kc" / "kubeconfig")
+    await lab.start()
+    try:
+        yield lab
+    finally:
+        await lab.stop()
+
+
+async def test_a_user_with_one_namespace_schedules_there_counting_its_bound_pods_only(rbac_lab):
+    admin = await connect(str(rbac_lab.user_kubeconfigs["admin"]))
+    binder = await connect(str(rbac_lab.user_kubeconfigs["binder"]))
+    try:
+        await client.CoreV1Api(admin.api).create_namespaced_pod(
+            "team-a", pod_manifest("queued", namespace="team-a"))
+        lines: list[str] = []
+        source = ClusterSource(binder, namespace="team-a", lab=True,
+                               reflector_options={"backoff_initial": 0.05, "backoff_max": 0.5})
+        decisions = source.run_scheduler(SchedulerOptions(SCHEDULER, hostname="lab-host"), log=lines.append)
+        seen = []
+
+        async def consume() -> None:
+            async for decision in decisions:
+                seen.append(decision)
+
+        task = asyncio.create_task(consume())
+        try:
+            await eventually(lambda: any(d.pod == "team-a/queued" and d.outcome == "bound" for d in seen),
+                             f"team-a/queued bound (log: {lines})", 30)
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        assert any(FORBIDDEN_EVERYWHERE in line and "namespace team-a only" in line for line in lines), lines
+        assert any(line.startswith("Synced:") for line in lines), lines
+        assert rbac_lab.store.get("pods", "team-a", "queued")["spec"]["nodeName"] == "pair-worker"
+    finally:
+        await binder.close()
+        await admin.close()
