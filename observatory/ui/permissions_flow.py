@@ -28,6 +28,7 @@ from observatory.model.access import NODE_DETAILS_FORBIDDEN, AccessReview, scope
 from observatory.model.deltas import FORBIDDEN
 from observatory.model.records import PodView
 from observatory.model.state import ClusterState
+from observatory.ui.widgets.exchange_pane import EMPTY_HINT, ExchangePane
 from observatory.ui.widgets.header_bar import HeaderBar
 from observatory.ui.widgets.nodes_pane import NodesPane
 from observatory.ui.widgets.permissions_banner import PermissionsBanner
@@ -88,6 +89,16 @@ class PermissionsFlow:
         self._fall_back_when_forbidden()
         self._review_bind_access()
         self._show_banner()
+        self.query_one(ExchangePane).hint(self.bind_hint())
+
+    def bind_hint(self) -> str:
+        """The exchange pane's text before the first Binding: how to send one, or why ``b`` does nothing now."""
+        if self.source.read_only:
+            return "Read-only (--read-only): b sends no Binding."
+        refusal = self.bind_refusal()
+        if refusal is not None:
+            return f"No Binding sent yet. {refusal.notice('Bind')}: b does nothing here."
+        return EMPTY_HINT
 
     def bind_refusal(self) -> AccessReview | None:
         """The access review that refuses Bind where it would go now, None when Bind is not refused."""

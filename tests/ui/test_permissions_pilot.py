@@ -22,6 +22,7 @@ from observatory.settings import LabSettings
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.confirm import ConfirmScreen
+from observatory.ui.widgets.exchange_pane import EMPTY_HINT
 from observatory.ui.widgets.nodes_pane import NodesPane
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.permissions_banner import PermissionsBanner
@@ -148,6 +149,9 @@ async def test_bind_disabled_by_the_access_review(app_as):
         await pilot.pause(0.2)
         assert not isinstance(app.screen, (ChooserScreen, ConfirmScreen))
         assert app.exchanges == []  # nothing sent
+        # The exchange pane no longer says "press b": it says why b does nothing.
+        hint = str(app.query_one("#exchange-empty").render())
+        assert hint == f"No Binding sent yet. {reason}: b does nothing here."
 
 
 async def test_bind_allowed_by_the_access_review_is_offered(app_as):
@@ -160,6 +164,7 @@ async def test_bind_allowed_by_the_access_review_is_offered(app_as):
         assert app._access["team-a"].allowed is True
         assert "Bind" not in banner(app)
         assert bind_binding(app).enabled
+        assert str(app.query_one("#exchange-empty").render()) == EMPTY_HINT
         await until(pilot, lambda: "pair-worker" in app.state.nodes, "nodes listed")
         await pilot.press("b")
         chooser = await until(pilot, lambda: app.screen if isinstance(app.screen, ChooserScreen) else None,

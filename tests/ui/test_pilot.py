@@ -100,3 +100,5 @@ async def test_read_only_leaves_bind_disabled(make_app):
         await pilot.press("b")
         await pilot.pause(0.1)
         assert app.exchanges == [] and app.screen is app.screen_stack[0]
+        await until(pilot, lambda: str(app.query_one("#exchange-empty").render())
+                    == "Read-only (--read-only): b sends no Binding.")

@@ -85,6 +85,9 @@ def render_response(exchange: BindingExchange, commands: EquivalentCommands | No
     return Group(*parts)
 
 
+EMPTY_HINT = "No Binding sent yet. Select a pending pod and press b."
+
+
 class ExchangePane(VerticalScroll):
     """Every exchange of this session, newest at the bottom; earlier ones are a scroll away."""
 
@@ -92,8 +95,17 @@ class ExchangePane(VerticalScroll):
     ALLOW_MAXIMIZE = True  # ctrl+p, Maximize: the way to read a pane in full on a small screen
 
     def on_mount(self) -> None:
-        self.mount(Static(Text("No Binding sent yet. Select a pending pod and press b.", style="dim"),
-                          id="exchange-empty"))
+        self._hint = EMPTY_HINT
+        self.mount(Static(Text(EMPTY_HINT, style="dim"), id="exchange-empty"))
+
+    def hint(self, text: str) -> None:
+        """What the pane says before the first exchange: :data:`EMPTY_HINT`, or why Bind is off. Updated only when
+        it changes (a Static update lays the screen out)."""
+        if text == getattr(self, "_hint", None):
+            return
+        self._hint = text
+        for empty in self.query("#exchange-empty"):
+            empty.update(Text(text, style="dim"))
 
     def add(self, exchange: BindingExchange, commands: EquivalentCommands | None = None) -> None:
         """Show one exchange below the earlier ones, with the compact kubectl line of ``commands`` when given."""
