@@ -124,7 +124,7 @@ def rbac_files(tmp_path) -> tuple[Path, Path]:
 @pytest.fixture
 async def rbac_lab(tmp_path, rbac_files):
     policy, scenario = rbac_files
-    lab = LabServer(LabSettings(rbac=policy, **API_ONLY), scenario=str(scenario),
+    lab = LabServer(LabSettings(rbac=policy, bookmark_interval=0.2, **API_ONLY), scenario=str(scenario),
                     kubeconfig_path=tmp_path / "kc" / "kubeconfig")
     await lab.start()
     try:

@@ -10,35 +10,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-import pytest
 from kubernetes_asyncio import client
 
 from observatory.kube.connect import connect
 from observatory.kube.source import ClusterSource
-from observatory.lab.server import LabServer
 from observatory.scheduler import SchedulerOptions
-from observatory.settings import LabSettings
-from tests.conftest import API_ONLY
-from tests.lab.test_rbac import POLICY, SCENARIO
+from tests.lab.test_rbac import rbac_files, rbac_lab  # noqa: F401 - fixtures
 from tests.scheduler.conftest import SCHEDULER, pod_manifest
 from tests.waiting import eventually
 
 FORBIDDEN_EVERYWHERE = ('pods is forbidden: User "binder" cannot list resource "pods" in API group "" at the '
                         'cluster scope')
-
-
-@pytest.fixture
-async def rbac_lab(tmp_path):
-    policy, scenario = tmp_path / "rbac.yaml", tmp_path / "teams.yaml"
-    policy.write_text(POLICY)
-    scenario.write_text(SCENARIO)
-    lab = LabServer(LabSettings(rbac=policy, bookmark_interval=0.2, **API_ONLY), scenario=str(scenario),
-                    kubeconfig_path=tmp_path / "kc" / "kubeconfig")
-    await lab.start()
-    try:
-        yield lab
-    finally:
-        await lab.stop()
 
 
 async def test_a_user_with_one_namespace_schedules_there_counting_its_bound_pods_only(rbac_lab):
@@ -60,7 +42,7 @@ async def test_a_user_with_one_namespace_schedules_there_counting_its_bound_pods
         task = asyncio.create_task(consume())
         try:
             await eventually(lambda: any(d.pod == "team-a/queued" and d.outcome == "bound" for d in seen),
-                             f"team-a/queued bound (log: {lines})", 30)
+                             "team-a/queued bound", 30)
         finally:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -16,9 +16,7 @@ from textual.widgets import OptionList
 
 from observatory.kube.connect import connect
 from observatory.kube.source import ClusterSource
-from observatory.lab.server import LabServer
 from observatory.model.access import AccessReview
-from observatory.settings import LabSettings
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.confirm import ConfirmScreen
@@ -27,24 +25,9 @@ from observatory.ui.widgets.nodes_pane import NodesPane
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.permissions_banner import PermissionsBanner
 from observatory.ui.widgets.why_pane import WhyPane
-from tests.conftest import API_ONLY
-from tests.lab.test_rbac import POLICY, SCENARIO
+from tests.lab.test_rbac import rbac_files, rbac_lab  # noqa: F401 - fixtures
 from tests.ui.fakes import RecordedSource
 from tests.waiting import eventually
-
-
-@pytest.fixture
-async def rbac_lab(tmp_path):
-    policy, scenario = tmp_path / "rbac.yaml", tmp_path / "teams.yaml"
-    policy.write_text(POLICY)
-    scenario.write_text(SCENARIO)
-    lab = LabServer(LabSettings(rbac=policy, bookmark_interval=0.2, **API_ONLY), scenario=str(scenario),
-                    kubeconfig_path=tmp_path / "kc" / "kubeconfig")
-    await lab.start()
-    try:
-        yield lab
-    finally:
-        await lab.stop()
 
 
 @pytest.fixture
