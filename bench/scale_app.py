@@ -69,26 +69,9 @@ class PaintProbe:
         app._display, app._repaint = timed_display, timed_repaint
 
     def attach_pane(self, pane: Any) -> None:
-        """Hook the pending pane: a widget with a ``paint_probe`` attribute calls it with (key, text, is_cursor) for
-        each line it paints; a DataTable gets its ``_render_line`` wrapped."""
-        if hasattr(pane, "paint_probe"):
-            pane.paint_probe = self.record
-            return
-        render_line = pane._render_line
-
-        def hooked(y: int, x1: int, x2: int, base_style: Any) -> Any:
-            strip = render_line(y, x1, x2, base_style)
-            try:
-                row_key, _ = pane._get_offsets(y)
-            except LookupError:
-                return strip
-            key = row_key.value
-            if key is not None:
-                index = pane._row_locations.get(row_key)
-                self.record(key, strip, index is not None and index == pane.cursor_row, index)
-            return strip
-
-        pane._render_line = hooked
+        """Hook the pending pane: a RowList calls its ``paint_probe`` with (key, line, is_cursor, index) for each
+        row line it renders (observatory/ui/widgets/row_list.py)."""
+        pane.paint_probe = self.record
 
     def record(self, key: str, strip: Any, is_cursor: bool, index: int | None) -> None:
         now = time.monotonic()

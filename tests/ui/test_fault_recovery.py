@@ -108,7 +108,7 @@ def screen_differences(app: ObservatoryApp, lists: dict[str, tuple[list[dict], s
     selected = app.selected if app.selected in fresh.pods else None
     problems = []
     want_rows = {row.pod.key for row in with_selected_row(fresh, selected)}
-    have_rows = {key.value for key in app.query_one(PendingPodsPane).rows}
+    have_rows = set(app.query_one(PendingPodsPane).rows)
     if want_rows != have_rows:
         problems.append(f"pending rows: missing {sorted(want_rows - have_rows)}, extra {sorted(have_rows - want_rows)}")
     want_blocks = [render_node(place, app.selected).plain for place in fresh.placement()]

@@ -35,7 +35,7 @@ async def until(pilot, check: Callable[[], Any], timeout: float = 15.0) -> Any:
 
 
 def pending_keys(app: ObservatoryApp) -> list[str]:
-    return [k.value for k in app.query_one(PendingPodsPane).rows]
+    return app.query_one(PendingPodsPane).row_keys
 
 
 async def bind_via_keys(pilot, app: ObservatoryApp, typed: str, confirm: bool = False) -> None:

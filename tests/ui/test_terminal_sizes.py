@@ -277,7 +277,7 @@ async def test_hostile_objects_render_without_crash_or_control_characters(size, 
         await until(pilot, lambda: len(app.query_one(PendingPodsPane).rows) >= 5, "the hostile pods listed")
         await settled(pilot)
         check_screen(watched, size, RecordedSource.context)
-        keys = [k.value for k in app.query_one(PendingPodsPane).rows if k.value.split("/", 1)[1] not in REFUSALS]
+        keys = [k for k in app.query_one(PendingPodsPane).row_keys if k.split("/", 1)[1] not in REFUSALS]
         for key in keys:  # each hostile pod selected: its Why, events, timeline and raw message on screen
             app.query_one(PendingPodsPane).select(key)
             await until(pilot, lambda: app.selected == key, f"{key!r} selected")

@@ -6,12 +6,10 @@ from datetime import datetime
 
 from rich.text import Text
 from textual.message import Message
-from textual.coordinate import Coordinate
-from textual.widgets import DataTable
 
 from observatory.model.state import PendingRow
 from observatory.ui.text import STATE_STYLE, age, cell
-from observatory.ui.widgets.keyed_rows import FreshWidths, sync_rows
+from observatory.ui.widgets.row_list import RowList
 
 _COLUMNS = ("pod", "age", "state", "scheduler")
 
@@ -36,8 +34,10 @@ def _cells(row: PendingRow, now: datetime) -> tuple:
     return (cell(pod.key), age(pod.created, now), state_text(row), scheduler)
 
 
-class PendingPodsPane(FreshWidths, DataTable):
-    """Rows keyed by ``namespace/name``; the highlighted row is the selected pod."""
+class PendingPodsPane(RowList):
+    """Rows keyed by ``namespace/name``; the row under the cursor is the selected pod. A :class:`RowList`, not a
+    DataTable: a 10,000-pod cluster has about 1,400 pending pods, and a pod created or bound there must not cost a
+    pass over all of them (see row_list.py)."""
 
     BORDER_TITLE = "Pending pods"
 
@@ -48,14 +48,14 @@ class PendingPodsPane(FreshWidths, DataTable):
             super().__init__()
             self.key = key
 
-    def on_mount(self) -> None:
-        self.cursor_type = "row"
-        self.zebra_stripes = False
-        for column in _COLUMNS:
-            self.add_column(column.upper(), key=column)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__([(column, column.upper()) for column in _COLUMNS], id=id)
+        self._rows_shown: list[PendingRow] | None = None
+        self._shown: tuple = ()
+        self._made: dict[str, tuple] = {}
 
     def show(self, rows: list[PendingRow], now: datetime, filter_text: str = "", selected: str | None = None) -> None:
-        """Update the table in place by row key: add, change and remove rows, never rebuild for churn.
+        """Update the list in place by row key: add, change and remove rows, never rebuild for churn.
 
         The selected pod (``selected``: None once it is deleted) keeps its row while selected, even after it stops
         being pending, and the cursor stays on the pod under it, so the selection never jumps to another pod when
@@ -63,17 +63,17 @@ class PendingPodsPane(FreshWidths, DataTable):
         its ``selected`` may still name the pod before, and following it would undo the move."""
         second = now.replace(microsecond=0)  # ages show whole seconds at most
         shown = (second, filter_text, selected)
-        if rows == getattr(self, "_rows_shown", None) and shown == self._shown:
+        if rows == self._rows_shown and shown == self._shown:
             return  # the same row objects in the same second: nothing to repaint (list == compares by identity first)
         self._rows_shown, self._shown = rows, shown
-        current = self._cursor_key() or selected
+        current = self.cursor_key or selected
         wanted = {}
-        made, self._made = getattr(self, "_made", {}), {}
+        made, self._made = self._made, {}
         for row in rows:
             key = row.pod.key
             if filter_text and filter_text not in key:
                 continue
-            # The same row object and age text make the same cells: reuse the tuple, which sync_rows then skips.
+            # The same row object and age text make the same cells: reuse the tuple, which set_rows then skips.
             hit = made.get(key)
             if hit is None or hit[0] is not row or hit[1] != second:
                 text = age(row.pod.created, now)
@@ -82,23 +82,10 @@ class PendingPodsPane(FreshWidths, DataTable):
             self._made[key] = hit
             wanted[key] = hit[3]
         if current and current == selected and not filter_text and current not in wanted and current in self.rows:
-            wanted[current] = tuple(self.get_row(current))  # left the list while selected: keep it in view
-        with self.app.batch_update():
-            sync_rows(self, wanted, _COLUMNS)
-            if current in self.rows and self.cursor_row != self.get_row_index(current):
-                self.move_cursor(row=self.get_row_index(current), animate=False)
+            wanted[current] = self.get_row(current)  # left the list while selected: keep it in view
+        self.set_rows(wanted)
+        if current in self.rows:
+            self.select(current)
 
-    def _cursor_key(self) -> str | None:
-        """The key of the row under the cursor, None when the table is empty."""
-        if not self.row_count or not 0 <= self.cursor_row < self.row_count:
-            return None
-        return self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0)).row_key.value
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key is not None and event.row_key.value is not None:  # None: the list is empty
-            self.post_message(self.PodHighlighted(event.row_key.value))
-
-    def select(self, key: str) -> None:
-        """Move the cursor to ``key`` if it is listed."""
-        if key in self.rows:
-            self.move_cursor(row=self.get_row_index(key))
+    def cursor_moved(self, key: str) -> None:
+        self.post_message(self.PodHighlighted(key))
