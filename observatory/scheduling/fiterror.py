@@ -32,8 +32,9 @@ Reason kinds: ``taint`` (detail ``key``/``value`` when printed), ``affinity`` (n
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 __all__ = [
     "KINDS", "SPECIALS", "FitErrorParse", "PreemptionParse", "Reason", "parse_fit_error", "summary",
@@ -115,12 +116,16 @@ def parse_fit_error(message: str) -> FitErrorParse:
         message = bytes(message).decode("utf-8", "replace")
     raw = message if isinstance(message, str) else ("" if message is None else str(message))
     try:
-        return _parse(raw)
+        parsed = _parse(raw)
+        return parsed if parsed.raw is raw else replace(parsed, raw=raw)  # cached: an equal string parsed before
     except Exception:  # noqa: BLE001 - a diagnosis pane must never crash on a message it cannot read
         return FitErrorParse(raw=raw)
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse(raw: str) -> FitErrorParse:
+    """Cached: under churn the same message is read again for every repeat of a pod's FailedScheduling event, and
+    many pods share one message (``0/1000 nodes are available: ...``); the result is immutable."""
     text = _WS.sub(" ", raw).rstrip()
     truncated = text.endswith(" ...")  # truncateMessage's suffix; older ".." endings are not truncation
     text = (text[:-4] if truncated else text).strip()

@@ -60,6 +60,8 @@ NARROW_WIDTH = 100
 """Below this many columns the panes stack in one column (styles/app.tcss ``.-narrow``)."""
 YIELD_EVERY = 32
 """Watch deltas a stream worker applies before it lets other tasks (keys, repaints) run."""
+SELECTION_AREAS = frozenset({"events", "timeline", "nodes", "why"})
+"""What shows the selected pod, besides the pending pane's cursor."""
 MIN_FRAME_GAP = 1 / 60
 """The shortest gap between two repaints of changes, in seconds: Textual draws the screen at most 60 times a
 second."""
@@ -125,6 +127,7 @@ class ObservatoryApp(ScopeFlow, BindingFlow, WhyFlow, TeachingFlow, LessonFlow, 
         self._repaint_cost = 0.0  # seconds the last repaint of changes took
         self._paced_flush: Timer | None = None  # the one repaint a burst of changes is waiting for
         self._keymap = keymap or {}
+        self._bind_enabled: bool | None | object = object()  # check_action("bind") when the footer was last drawn
         self.exchanges: list[BindingExchange] = []
         self._highlight_until: datetime | None = None
         self.setup_teaching(theme=theme, keycast=keycast, screenshot_dir=screenshot_dir)
@@ -250,9 +253,29 @@ class ObservatoryApp(ScopeFlow, BindingFlow, WhyFlow, TeachingFlow, LessonFlow, 
         self.query_one(EventsPane).show(self.state.events_for(self.selected), title)
 
     def watch_selected(self) -> None:
-        self._dirty |= {"events", "timeline", "nodes", "why"}
+        """Another pod selected: its Why, fit preview, events, timeline and node are repainted once the screen shows
+        the cursor on it. The fit preview filters every node (tens of ms at 1,000 nodes); done before the next
+        frame, it held up the cursor the key press moved (issue 8's key latency)."""
         if self.screen_stack:  # not while the app is shutting down
-            self.refresh_bindings()  # Bind is enabled only with a pod selected
+            self.refresh_bind_key()  # Bind is refused in some namespaces (permissions_flow.py)
+            self.selection_since = time.monotonic()  # the Why pane waits for _show_selected (why_flow.py)
+            self.call_after_refresh(self._show_selected)
+        else:
+            self._dirty |= SELECTION_AREAS
+
+    def _show_selected(self) -> None:
+        self.selection_since = None
+        self._dirty |= SELECTION_AREAS
+        self.paced()
+
+    def refresh_bind_key(self) -> None:
+        """Redraw the footer when Bind's state changed. Textual's ``refresh_bindings`` recomposes the whole footer,
+        which lays out the screen, and every key press in the pending pane selects another pod: under churn that
+        layout was most of a key press's latency (issue 8)."""
+        enabled = self.check_action("bind", ())
+        if enabled != self._bind_enabled:
+            self._bind_enabled = enabled
+            self.refresh_bindings()
 
     def watch_filter_text(self) -> None:
         self._dirty.add("pods")

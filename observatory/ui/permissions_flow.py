@@ -160,7 +160,7 @@ class PermissionsFlow:
         self._access[namespace] = review
         if self._asking is not None:
             self._asking.discard(namespace)
-        self.refresh_bindings()
+        self.refresh_bind_key()
 
     # -- banner ----------------------------------------------------------------------------------------------------
 

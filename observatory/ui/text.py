@@ -3,7 +3,7 @@ arguments."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from rich.text import Text
 
@@ -11,7 +11,7 @@ from observatory.lab.printing import human_duration
 from observatory.model import diagnosis as dx
 from observatory.model.units import cpu, memory
 
-__all__ = ["STATE_STYLE", "age", "cell", "clock_time", "cpu", "literal", "memory"]
+__all__ = ["STATE_STYLE", "age", "age_until", "cell", "clock_time", "cpu", "literal", "memory"]
 
 STATE_STYLE = {
     dx.REFUSED: "red", dx.SCHEDULER_ERROR: "red",
@@ -31,9 +31,24 @@ def age(created: datetime | None, now: datetime) -> str:
     return human_duration(max(0.0, (now - created).total_seconds()))
 
 
+_AGE_STEPS = ((600, 1), (8 * 3600, 60), (8 * 86400, 3600))
+"""(below this many seconds of age, the AGE text changes at most every this many seconds): HumanDuration shows
+seconds below 10 minutes, minutes below 8 hours, hours below 8 days, and days or years beyond."""
+
+
+def age_until(created: datetime | None, now: datetime) -> tuple[str, datetime]:
+    """:func:`age` and the moment its text can next change (``datetime.max`` for ``<unknown>``): a pod 17 hours
+    old shows ``17h`` until its next whole hour, so a list of 1,400 such pods need not be re-aged every second."""
+    if created is None:
+        return "<unknown>", datetime.max.replace(tzinfo=now.tzinfo)
+    seconds = max(0.0, (now - created).total_seconds())
+    step = next((step for below, step in _AGE_STEPS if seconds < below), 86400)
+    return human_duration(seconds), created + timedelta(seconds=(seconds // step + 1) * step)
+
+
 def cell(value: str) -> Text:
-    """A DataTable cell showing ``value`` as is, cropped like a str cell. A str cell is parsed as Rich markup, so
-    cluster text such as the event message ``exec: "[/bin/sh -c]" failed`` raised MarkupError and stopped the app."""
+    """A table cell showing ``value`` as is, never as markup: in a DataTable, cluster text such as the event message
+    ``exec: "[/bin/sh -c]" failed`` was parsed as Rich markup, raised MarkupError and stopped the app."""
     return Text(value, no_wrap=True, end="")
 
 

@@ -28,6 +28,8 @@ WHY_AREAS = frozenset({"pods", "nodes", "events", "why"})
 """Dirty areas that can change a diagnosis or a fit preview ("why": the selection or the Lease changed)."""
 TEXT_REFRESH = timedelta(seconds=1)
 """The diagnosis says "last 5s ago": recompute it this often even when nothing else changed."""
+SELECTION_WAIT = 0.5
+"""Seconds the Why pane waits at most for the frame that shows a newly selected pod's cursor."""
 REFIT_EVERY = 0.25
 """Seconds between two fit previews of the same pod under churn. A preview filters every node (about 20 ms at 1,000
 nodes); pods binding elsewhere change it every repaint. The latest change is always fitted, at most this late."""
@@ -55,10 +57,14 @@ class WhyFlow:
     _fit_facts: tuple | None = None
     _fit_at = float("-inf")  # time.monotonic() of the last fit preview
     _refit_waiting = False  # what the preview reads changed since, within REFIT_EVERY of it
+    selection_since: float | None = None
+    """time.monotonic() when another pod was selected, until the frame showing its cursor is painted."""
 
     def show_why(self, dirty: set[str], now: datetime) -> None:
         """Recompute the selected pod's diagnosis (and, when pods or nodes changed, its fit) and hand both to the
         Why pane, which repaints only what differs; read kube-scheduler's Lease when the diagnosis needs it."""
+        if self.selection_since is not None and time.monotonic() - self.selection_since < SELECTION_WAIT:
+            return  # another pod was just selected: its cursor is painted first (ObservatoryApp.watch_selected)
         refit_due = self._refit_waiting and time.monotonic() - self._fit_at >= REFIT_EVERY
         if dirty & WHY_AREAS or refit_due or self._why_at is None or now - self._why_at >= TEXT_REFRESH:
             self._why_at = now

@@ -146,3 +146,50 @@ async def test_a_key_pressed_during_a_burst_is_handled_before_the_whole_burst_is
                          pause=lambda: pilot.pause(0.05))
         assert seen_at_key and seen_at_key[0] < burst, f"the key waited for {seen_at_key} of {burst} deltas"
         assert seen_at_key[0] <= 8 * YIELD_EVERY
+
+
+async def _two_pending_pods(pilot, app, source):
+    pane = app.query_one(PendingPodsPane)
+    await eventually(lambda: "sched-lab/manual" in pane.rows, "the listed pod", 30, pause=lambda: pilot.pause(0.05))
+    await source.queues["pods"].put(Upserted("pods", _pod(source, "second", 700), "ADDED"))
+    await eventually(lambda: pane.row_keys == ["sched-lab/manual", "sched-lab/second"] and app.selected,
+                     "both pods listed, the first selected", 30, pause=lambda: pilot.pause(0.05))
+    pane.focus()
+    return pane
+
+
+async def test_moving_the_cursor_to_another_pod_does_not_redraw_the_footer(monkeypatch):
+    """issue 8 (key latency): Textual's refresh_bindings recomposes the footer, a layout of the whole screen, and
+    it ran on every selection. Bind's state does not depend on which pod is selected in one namespace."""
+    source = RecordedSource()
+    app = ObservatoryApp(source, clock=frozen_clock, refresh_interval=0.05)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = await _two_pending_pods(pilot, app, source)
+        redraws = []
+        monkeypatch.setattr(app, "refresh_bindings", lambda: redraws.append(app.selected))
+        for key in ("down", "up", "down"):
+            await pilot.press(key)
+        await eventually(lambda: app.selected == "sched-lab/second", "the second pod selected", 30,
+                         pause=lambda: pilot.pause(0.05))
+        assert pane.cursor_key == "sched-lab/second" and redraws == []
+
+
+async def test_a_newly_selected_pods_why_waits_for_the_frame_that_shows_its_cursor():
+    """issue 8 (key latency): the Why pane's fit preview filters every node. Under churn a repaint of changes ran
+    between the key press and the frame showing the cursor, and worked out the new pod's Why first. A repaint
+    before that frame leaves the Why pane as it was; the frame's callback then shows the new pod."""
+    from observatory.ui.widgets.why_pane import WhyPane
+
+    source = RecordedSource()
+    app = ObservatoryApp(source, clock=frozen_clock, refresh_interval=3600)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _two_pending_pods(pilot, app, source)
+        why = app.query_one(WhyPane)
+        await eventually(lambda: why.border_title == "Why: sched-lab/manual", "the first pod's Why", 30,
+                         pause=lambda: pilot.pause(0.05))
+        app.selected = "sched-lab/second"  # as the pending pane's PodHighlighted sets it
+        app._dirty.add("pods")  # and a watch event lands before the next frame
+        app.flush()
+        assert why.border_title == "Why: sched-lab/manual"
+        await eventually(lambda: why.border_title == "Why: sched-lab/second", "the new pod's Why after a frame", 30,
+                         pause=lambda: pilot.pause(0.05))

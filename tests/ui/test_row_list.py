@@ -135,3 +135,23 @@ async def test_keys_move_the_cursor_and_keep_it_in_view_and_the_wheel_scrolls_wi
         assert [line[-1] for line in screen_text(table)[1:]] == [" ", "█", "█"] + [" "] * 7
         await pilot.click(RowList, offset=(2, 2))  # the second row on screen
         assert table.cursor_key == "ns/pod-0004"
+
+
+def test_the_age_text_holds_until_the_moment_age_until_gives_and_changes_then():
+    """issue 8: the pending pane re-ages a row only when its AGE text can change (a 17h-old pod every hour)."""
+    from datetime import UTC, datetime, timedelta
+
+    from observatory.ui.text import age, age_until
+
+    created = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
+    for seconds in (0, 0.4, 1, 59.5, 119, 120, 599.9, 600, 3599, 7200.5, 8 * 3600 + 30, 47 * 3600 + 59, 3 * 86400 + 5,
+                    8 * 86400 + 1, 400 * 86400, 3 * 365 * 86400 + 7):
+        now = created + timedelta(seconds=seconds)
+        text, until = age_until(created, now)
+        assert text == age(created, now), seconds
+        assert until > now, seconds
+        assert age(created, until - timedelta(milliseconds=1)) == text, seconds
+        assert age(created, until) != text, seconds
+    assert age_until(None, created)[0] == "<unknown>"
+    future = created + timedelta(seconds=30)  # a creation time ahead of the clock shows 0s until a second after it
+    assert age_until(future, created) == ("0s", future + timedelta(seconds=1))

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.message import Message
 
 from observatory.model.state import PendingRow
-from observatory.ui.text import STATE_STYLE, age, cell
+from observatory.ui.text import STATE_STYLE, age_until, cell
 from observatory.ui.widgets.row_list import RowList
 
 _COLUMNS = ("pod", "age", "state", "scheduler")
@@ -26,12 +26,12 @@ def state_text(row: PendingRow) -> Text:
     return out
 
 
-def _cells(row: PendingRow, now: datetime) -> tuple:
+def _cells(row: PendingRow, age_text: str) -> tuple:
     """POD, AGE, STATE (why it is pending, in a few words), SCHEDULER (non-default in yellow)."""
     pod = row.pod
     scheduler = Text(pod.scheduler_name)
     scheduler.stylize("" if row.default_scheduler else "bold yellow")
-    return (cell(pod.key), age(pod.created, now), state_text(row), scheduler)
+    return (cell(pod.key), age_text, state_text(row), scheduler)
 
 
 class PendingPodsPane(RowList):
@@ -52,7 +52,8 @@ class PendingPodsPane(RowList):
         super().__init__([(column, column.upper()) for column in _COLUMNS], id=id)
         self._rows_shown: list[PendingRow] | None = None
         self._shown: tuple = ()
-        self._made: dict[str, tuple] = {}
+        self._made: dict[str, tuple] = {}  # key -> (row, its AGE text good until, AGE text, cells)
+        self._ages_until: datetime | None = None  # the first AGE text due to change
 
     def show(self, rows: list[PendingRow], now: datetime, filter_text: str = "", selected: str | None = None) -> None:
         """Update the list in place by row key: add, change and remove rows, never rebuild for churn.
@@ -61,26 +62,28 @@ class PendingPodsPane(RowList):
         being pending, and the cursor stays on the pod under it, so the selection never jumps to another pod when
         the list changes. The cursor decides which pod that is: the app learns of a move by a queued message, so
         its ``selected`` may still name the pod before, and following it would undo the move."""
-        second = now.replace(microsecond=0)  # ages show whole seconds at most
-        shown = (second, filter_text, selected)
-        if rows == self._rows_shown and shown == self._shown:
-            return  # the same row objects in the same second: nothing to repaint (list == compares by identity first)
+        shown = (filter_text, selected)
+        if rows == self._rows_shown and shown == self._shown and self._ages_until and now < self._ages_until:
+            return  # the same row objects and no AGE due to change: nothing to repaint (list == compares identity first)
         self._rows_shown, self._shown = rows, shown
         current = self.cursor_key or selected
         wanted = {}
         made, self._made = self._made, {}
+        ages_until = datetime.max.replace(tzinfo=now.tzinfo)
         for row in rows:
             key = row.pod.key
             if filter_text and filter_text not in key:
                 continue
             # The same row object and age text make the same cells: reuse the tuple, which set_rows then skips.
             hit = made.get(key)
-            if hit is None or hit[0] is not row or hit[1] != second:
-                text = age(row.pod.created, now)
-                cells = hit[3] if hit is not None and hit[0] is row and hit[2] == text else _cells(row, now)
-                hit = (row, second, text, cells)
+            if hit is None or hit[0] is not row or now >= hit[1]:
+                text, until = age_until(row.pod.created, now)
+                cells = hit[3] if hit is not None and hit[0] is row and hit[2] == text else _cells(row, text)
+                hit = (row, until, text, cells)
+            ages_until = min(ages_until, hit[1])
             self._made[key] = hit
             wanted[key] = hit[3]
+        self._ages_until = ages_until
         if current and current == selected and not filter_text and current not in wanted and current in self.rows:
             wanted[current] = self.get_row(current)  # left the list while selected: keep it in view
         self.set_rows(wanted)

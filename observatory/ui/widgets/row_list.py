@@ -115,9 +115,11 @@ class RowList(Widget, can_focus=True):
     """Instrumentation for the scale benchmark and tests: when set, called for every row line rendered, so a row
     that was painted is known to be on screen (a row out of view is never rendered)."""
 
-    def __init__(self, columns: Sequence[tuple[str, str]], *, name: str | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:
+    def __init__(self, columns: Sequence[tuple[str, str]], *, cursor: bool = True, name: str | None = None,
+                 id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
+        self.show_cursor = cursor
+        """False: no row cursor (the keys scroll the view, nothing is announced)."""
         self.column_keys = [key for key, _ in columns]
         self.labels = [label for _, label in columns]
         self._order: list[str] = []
@@ -198,7 +200,7 @@ class RowList(Widget, can_focus=True):
             if before is cells:
                 continue
             changed.append(key)
-            widths = [cell_len(_text(value).plain) for value in cells]
+            widths = [cell_len(value.plain if isinstance(value, Text) else str(value)) for value in cells]
             previous = self._cell_widths.get(key)
             for i, width in enumerate(widths):
                 if previous is not None:
@@ -229,7 +231,7 @@ class RowList(Widget, can_focus=True):
 
     def move_cursor(self, row: int) -> None:
         """Put the cursor on row index ``row`` (clamped to the list) and scroll it into view."""
-        if not self._order:
+        if not self._order or not self.show_cursor:
             return
         row = max(0, min(row, len(self._order) - 1))
         if row == self._cursor:
@@ -250,6 +252,8 @@ class RowList(Widget, can_focus=True):
         """Called when the key under the cursor changes (subclasses post their message here)."""
 
     def _announce(self) -> None:
+        if not self.show_cursor:
+            return
         key = self.cursor_key
         if key is not None and key != self._announced:
             self._announced = key
@@ -271,7 +275,7 @@ class RowList(Widget, can_focus=True):
         """Scroll so the cursor row is on screen; True when the first row shown changed."""
         top = self.scroll_row
         visible = self.visible_rows
-        if visible:
+        if visible and self.show_cursor:
             if self._cursor < top:
                 top = self._cursor
             elif self._cursor >= top + visible:
@@ -298,23 +302,30 @@ class RowList(Widget, can_focus=True):
             self._header = None
             self.refresh()
 
+    def _step(self, rows: int) -> None:
+        """Move the cursor ``rows`` rows (scroll the view, without a cursor)."""
+        if self.show_cursor:
+            self.move_cursor(self._cursor + rows)
+        else:
+            self.scroll_rows(rows)
+
     def action_cursor_up(self) -> None:
-        self.move_cursor(self._cursor - 1)
+        self._step(-1)
 
     def action_cursor_down(self) -> None:
-        self.move_cursor(self._cursor + 1)
+        self._step(1)
 
     def action_page_up(self) -> None:
-        self.move_cursor(self._cursor - max(self.visible_rows - 1, 1))
+        self._step(-max(self.visible_rows - 1, 1))
 
     def action_page_down(self) -> None:
-        self.move_cursor(self._cursor + max(self.visible_rows - 1, 1))
+        self._step(max(self.visible_rows - 1, 1))
 
     def action_first(self) -> None:
-        self.move_cursor(0)
+        self._step(-len(self._order))
 
     def action_last(self) -> None:
-        self.move_cursor(len(self._order) - 1)
+        self._step(len(self._order))
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
         event.stop()
@@ -400,7 +411,7 @@ class RowList(Widget, can_focus=True):
             return self._with_scrollbar(Strip.blank(width, self.rich_style), y)
         key = self._order[index]
         cells = self._cells[key]
-        is_cursor = index == self._cursor
+        is_cursor = self.show_cursor and index == self._cursor
         widths = tuple(self.widths)
         cached = self._lines.get(key)
         if (cached is not None and cached[0] is cells and cached[1] == is_cursor and cached[2] == widths

@@ -3,30 +3,32 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from observatory.model.records import TimelineFrame
 from observatory.ui.text import cell, clock_time
-from observatory.ui.widgets.keyed_rows import FreshWidths
+from observatory.ui.widgets.row_list import RowList
+
+_COLUMNS = ("TIME", "RV", "FRAME", "spec.nodeName", "PHASE", "STATUS")
 
 
-class TimelinePane(FreshWidths, DataTable):
-    """One row per frame, oldest first, with its resourceVersion and local receipt time."""
+class TimelinePane(RowList):
+    """One row per frame, oldest first, with its resourceVersion and local receipt time; the newest in view."""
 
     BORDER_TITLE = "nodeName timeline"
 
-    def on_mount(self) -> None:
-        self.cursor_type = "none"
-        for column in ("TIME", "RV", "FRAME", "spec.nodeName", "PHASE", "STATUS"):
-            self.add_column(column)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__([(column, column) for column in _COLUMNS], id=id, cursor=False)
+        self._shown: tuple[str | None, list[TimelineFrame]] | None = None
 
     def show(self, pod_key: str | None, frames: list[TimelineFrame]) -> None:
+        if self._shown == (pod_key, frames):
+            return
+        self._shown = (pod_key, list(frames))
         self.border_title = f"nodeName timeline: {pod_key}" if pod_key else "nodeName timeline (select a pod)"
-        with self.app.batch_update():
-            self.clear()
-            for frame in frames:
-                node = Text(frame.node_name, style="bold green") if frame.node_name else Text("<empty>", style="dim")
-                self.add_row(clock_time(frame.at), cell(frame.resource_version), frame.change, node,
-                             cell(frame.phase), cell(frame.status))
-            if frames:
-                self.scroll_end(animate=False)
+        wanted = {}
+        for i, frame in enumerate(frames):
+            node = Text(frame.node_name, style="bold green") if frame.node_name else Text("<empty>", style="dim")
+            wanted[str(i)] = (clock_time(frame.at), cell(frame.resource_version), frame.change, node,
+                              cell(frame.phase), cell(frame.status))
+        self.set_rows(wanted)
+        self.scroll_rows(len(frames))  # the newest frame in view

@@ -114,7 +114,9 @@ class WhyPane(VerticalScroll):
         label = self.query_one("#why-fit-label", Static)
         label.display = preview is not None
         if preview is not None:
-            label.update(fit_label(preview))
+            heading = fit_label(preview)
+            if heading != label.content:
+                label.update(heading, layout=not same_wrap(label.content, heading))
         with self.app.batch_update():
             self._show_fits(preview.nodes if preview is not None else ())
 

@@ -532,7 +532,7 @@ TOKENS = ["0/3", " nodes are available:", " preemption: ", ", ", ". ", "..", " .
 
 
 def _assert_total(message: str) -> FitErrorParse:
-    p = _parse(message)  # unguarded: an exception here is a bug
+    p = _parse.__wrapped__(message)  # unguarded and uncached: an exception here is a bug
     assert p.raw is message
     assert isinstance(summary(p), str)
     assert all(isinstance(r, Reason) and isinstance(r.text, str) for r in p.reasons)
@@ -588,3 +588,15 @@ def test_pathological_inputs_are_fast_and_safe():
         _assert_total(message)
     assert time.monotonic() - start < 5
     assert parse_fit_error(None).raw == "" and parse_fit_error(b"0/1 nodes are available: 1 x.").total == 1
+
+
+def test_an_equal_message_is_parsed_once_and_each_result_holds_its_own_input():
+    """issue 8: under churn a pod's FailedScheduling event repeats with the same message, and many pods share one.
+    The parse is cached by text; ``raw`` is still the very string passed in."""
+    _parse.cache_clear()
+    first = "".join(["0/3 nodes are available: ", "3 Insufficient cpu."])
+    second = "".join(["0/3 nodes are available: ", "3 Insufficient cpu."])
+    assert first == second and first is not second
+    a, b = parse_fit_error(first), parse_fit_error(second)
+    assert a.raw is first and b.raw is second and a.reasons == b.reasons
+    assert _parse.cache_info().hits == 1 and _parse.cache_info().misses == 1
