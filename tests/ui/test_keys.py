@@ -33,8 +33,11 @@ async def test_filter_narrows_the_pending_pods_and_escape_clears_it():
         await select_manual(pilot)
         await pilot.press("slash", *"nothing-matches")
         await until(pilot, lambda: len(app.query_one(PendingPodsPane).rows) == 0)
+        # the selected pod is hidden, so nothing is selected: b must not bind a pod the user cannot see
+        await until(pilot, lambda: app.selected is None)
         await pilot.press("escape")
         await until(pilot, lambda: len(app.query_one(PendingPodsPane).rows) == 1)
+        await until(pilot, lambda: app.selected == "sched-lab/manual")
 
 
 async def test_tab_moves_between_panes():

@@ -155,3 +155,48 @@ def test_the_age_text_holds_until_the_moment_age_until_gives_and_changes_then():
     assert age_until(None, created)[0] == "<unknown>"
     future = created + timedelta(seconds=30)  # a creation time ahead of the clock shows 0s until a second after it
     assert age_until(future, created) == ("0s", future + timedelta(seconds=1))
+
+
+async def test_a_tab_or_newline_in_a_cell_is_a_space_and_never_pushes_the_row_past_the_pane():
+    """A tab measured 0 cells wide and was drawn 8 wide: an event message with tabs ran into the next pane."""
+    app = ListApp()
+    async with app.run_test(size=(40, 6)) as pilot:
+        table = app.query_one(RowList)
+        table.set_rows({"a": ("a\tb", Text("tab\there\nand\x1b[31mthere\x00"))})
+        await pilot.pause()
+        line = table.render_line(1)
+        assert line.cell_length == 40
+        assert line.text.rstrip() == " a b  tab here and [31mthere"
+
+
+async def test_scrolled_columns_come_back_when_rows_narrow_or_the_pane_widens_and_wide_characters_crop_by_cell():
+    app = ListApp()
+    async with app.run_test(size=(30, 6)) as pilot:
+        table = app.query_one(RowList)
+        table.focus()
+        table.set_rows({"a": ("a", "x" * 60), "b": ("b", "宽字符" * 10)})
+        await pilot.press("right", "right", "right")
+        assert table.scroll_column == 12
+        await pilot.pause()
+        assert all(table.render_line(y).cell_length == 30 for y in range(3))  # two cells per wide character
+        assert screen_text(table)[2].startswith("宽字符")  # cell 12 is 6 cells into the STATE cell: a whole "宽"
+        await pilot.resize_terminal(100, 6)  # everything fits: nothing to scroll
+        await pilot.pause()
+        assert table.scroll_column == 0 and screen_text(table)[0].startswith(" POD")
+        await pilot.resize_terminal(30, 6)
+        await pilot.press("right")
+        assert table.scroll_column == 4
+        table.set_rows({"a": ("a", "short")})  # the wide rows went
+        await pilot.pause()
+        assert table.scroll_column == 0 and screen_text(table)[1].startswith(" a    short")
+
+
+async def test_the_last_row_going_is_announced_as_none():
+    app = ListApp()
+    async with app.run_test(size=(40, 6)) as pilot:
+        table = app.query_one(RowList)
+        table.set_rows(rows(2))
+        table.set_rows({})
+        table.set_rows(rows(1))
+        assert app.moves == ["ns/pod-0000", None, "ns/pod-0000"]
+        await pilot.pause()

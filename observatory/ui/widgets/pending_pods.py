@@ -42,9 +42,10 @@ class PendingPodsPane(RowList):
     BORDER_TITLE = "Pending pods"
 
     class PodHighlighted(Message):
-        """The user moved to another pod (``key`` is ``namespace/name``)."""
+        """The user moved to another pod (``key`` is ``namespace/name``), or none is listed any more (None: the
+        last row went, or the filter hides every row, so nothing is selected)."""
 
-        def __init__(self, key: str) -> None:
+        def __init__(self, key: str | None) -> None:
             super().__init__()
             self.key = key
 
@@ -90,5 +91,5 @@ class PendingPodsPane(RowList):
         if current in self.rows:
             self.select(current)
 
-    def cursor_moved(self, key: str) -> None:
+    def cursor_moved(self, key: str | None) -> None:
         self.post_message(self.PodHighlighted(key))

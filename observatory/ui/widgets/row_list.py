@@ -14,8 +14,9 @@ what it needs and nothing else:
 * a row's line is rendered once per change of its cells, cursor or widths, and kept.
 
 The cursor follows its row's key: rows added or removed above it do not move it to another pod. When the key under
-the cursor changes (a key press, a click, the row removed, the first row arriving) :meth:`RowList.cursor_moved` is
-called with the new key, as DataTable's ``RowHighlighted`` would be posted.
+the cursor changes (a key press, a click, the row removed, the first row arriving, the last one going)
+:meth:`RowList.cursor_moved` is called with the new key (None for none), as DataTable's ``RowHighlighted`` would
+be posted.
 
 Looks: a bold header on ``$panel``, one cell of padding each side of a cell, the cursor row in Textual's block-cursor
 colours (blurred when the widget is not focused), as DataTable draws them. Cells are ``rich.text.Text`` (or str,
@@ -24,6 +25,7 @@ shown as is, never as markup); a cell wider than its column is cut with an ellip
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -48,8 +50,18 @@ WHEEL_ROWS = 3
 """Rows one mouse-wheel step scrolls, as Textual's scrollable widgets do."""
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""Characters a terminal moves the cursor for (a tab, a newline) or acts on: measured as 0 cells wide but drawn
+wider, they pushed a row past its pane into the next one. In a cell each shows as one space."""
+
+
 def _text(value: Any) -> Text:
-    return value if isinstance(value, Text) else Text(str(value), no_wrap=True, end="")
+    """A cell as one line of Text with no control characters (see :data:`_CONTROL`); spans keep their places."""
+    if not isinstance(value, Text):
+        return Text(_CONTROL.sub(" ", str(value)), no_wrap=True, end="")
+    if _CONTROL.search(value.plain) is None:
+        return value
+    return Text(_CONTROL.sub(" ", value.plain), style=value.style, spans=list(value.spans), no_wrap=True, end="")
 
 
 class RowList(Widget, can_focus=True):
@@ -200,7 +212,7 @@ class RowList(Widget, can_focus=True):
             if before is cells:
                 continue
             changed.append(key)
-            widths = [cell_len(value.plain if isinstance(value, Text) else str(value)) for value in cells]
+            widths = [cell_len(_text(value).plain) for value in cells]
             previous = self._cell_widths.get(key)
             for i, width in enumerate(widths):
                 if previous is not None:
@@ -224,6 +236,7 @@ class RowList(Widget, can_focus=True):
             self._cursor = min(self._cursor, max(len(order) - 1, 0))
         if reordered or widened:
             self._keep_cursor_in_view()
+            self._scroll_columns_to(self.scroll_column)  # narrower rows: no scrolling past their end
             self.refresh()
         else:
             self._refresh_rows(changed)
@@ -248,18 +261,17 @@ class RowList(Widget, can_focus=True):
         if key in self._index:
             self.move_cursor(self._index[key])
 
-    def cursor_moved(self, key: str) -> None:
-        """Called when the key under the cursor changes (subclasses post their message here)."""
+    def cursor_moved(self, key: str | None) -> None:
+        """Called when the key under the cursor changes (subclasses post their message here); None when the last
+        row went (the list is empty, or a filter hides every row)."""
 
     def _announce(self) -> None:
         if not self.show_cursor:
             return
         key = self.cursor_key
-        if key is not None and key != self._announced:
+        if key != self._announced:
             self._announced = key
             self.cursor_moved(key)
-        elif key is None:
-            self._announced = None
 
     # -- scrolling -------------------------------------------------------------------------------------------------
 
@@ -294,13 +306,19 @@ class RowList(Widget, can_focus=True):
             self.refresh()
 
     def action_scroll_columns(self, delta: int) -> None:
+        self._scroll_columns_to(self.scroll_column + delta)
+
+    def _scroll_columns_to(self, column: int) -> bool:
+        """Show the columns from cell ``column`` on, kept within the rows' width; True when that changed."""
         widest = sum(width + 2 for width in self.widths)
-        column = max(0, min(self.scroll_column + delta, max(widest - self._text_width(), 0)))
-        if column != self.scroll_column:
-            self.scroll_column = column
-            self._lines.clear()
-            self._header = None
-            self.refresh()
+        column = max(0, min(column, max(widest - self._text_width(), 0)))
+        if column == self.scroll_column:
+            return False
+        self.scroll_column = column
+        self._lines.clear()
+        self._header = None
+        self.refresh()
+        return True
 
     def _step(self, rows: int) -> None:
         """Move the cursor ``rows`` rows (scroll the view, without a cursor)."""
@@ -346,8 +364,10 @@ class RowList(Widget, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         self.scroll_row = min(self.scroll_row, self._max_scroll_row())
         self._keep_cursor_in_view()
+        self._scroll_columns_to(self.scroll_column)
         self._lines.clear()
         self._header = None
+        self.refresh()
 
     def on_focus(self, event: events.Focus) -> None:
         self._restyle()
@@ -394,13 +414,15 @@ class RowList(Widget, can_focus=True):
             line.append(" ")
             line.append_text(text)
             line.append(" ")
-        if self.scroll_column:
-            line = line[self.scroll_column:]
-        if line.cell_len > width:  # wider than the pane: cut with an ellipsis (left/right scroll to the rest)
-            line.truncate(width, overflow="ellipsis")
-        segments = Segment.apply_style(line.render(self.app.console, end=""), style, over)
         fill = style + over if over is not None else style
-        return Strip(segments).extend_cell_length(width, fill)
+        if width <= 0:
+            return Strip([])
+        strip = Strip(Segment.apply_style(line.render(self.app.console, end=""), style, over))
+        if self.scroll_column:
+            strip = strip.crop(self.scroll_column, strip.cell_length)  # by cells: a wide character is two
+        if strip.cell_length > width:  # wider than the pane: cut with an ellipsis (left/right scroll to the rest)
+            strip = Strip.join([strip.crop(0, width - 1), Strip([Segment("…", fill)], 1)])
+        return strip.extend_cell_length(width, fill)
 
     def render_line(self, y: int) -> Strip:
         width = self._text_width()
