@@ -329,6 +329,7 @@ class ObservatoryApp(ScopeFlow, BindingFlow, WhyFlow, TeachingFlow, LessonFlow, 
     def action_help(self) -> None:
         bindings = [b for b in self.BINDINGS if isinstance(b, Binding)]
         bindings += [Binding("up,down,pageup,pagedown,home,end", "", "move in the focused pane"),
+                     Binding("left,right", "", "in a table cut with …: scroll its columns sideways"),
                      Binding("enter", "", "in a chooser: pick the highlighted entry"),
                      Binding("y,n", "", "in a warning: send the Binding anyway / don't"),
                      Binding("ctrl+p", "", "command palette: maximize the focused pane, change theme, "
