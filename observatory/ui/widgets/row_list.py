@@ -201,9 +201,7 @@ class RowList(Widget, can_focus=True):
         counts = self._width_counts
         for key in old.keys() - wanted.keys() if reordered else ():
             for i, width in enumerate(self._cell_widths.pop(key)):
-                counts[i][width] -= 1
-                if not counts[i][width]:
-                    del counts[i][width]
+                self._uncount(i, width)
             self._lines.pop(key, None)
         cells_now: dict[str, Cells] = {}
         for key, cells in wanted.items():
@@ -218,9 +216,7 @@ class RowList(Widget, can_focus=True):
                 if previous is not None:
                     if previous[i] == width:
                         continue
-                    counts[i][previous[i]] -= 1
-                    if not counts[i][previous[i]]:
-                        del counts[i][previous[i]]
+                    self._uncount(i, previous[i])
                 counts[i][width] += 1
             self._cell_widths[key] = widths
         self._cells = cells_now
@@ -241,6 +237,13 @@ class RowList(Widget, can_focus=True):
         else:
             self._refresh_rows(changed)
         self._announce()
+
+    def _uncount(self, i: int, width: int) -> None:
+        """One cell of column ``i`` that was ``width`` wide is gone."""
+        count = self._width_counts[i]
+        count[width] -= 1
+        if not count[width]:
+            del count[width]
 
     def move_cursor(self, row: int) -> None:
         """Put the cursor on row index ``row`` (clamped to the list) and scroll it into view."""
