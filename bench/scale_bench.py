@@ -32,7 +32,17 @@ import aiohttp
 
 from bench import lab_report, scale_app, scale_report
 from bench.scale_churn import Churn
-from bench.scale_lab import EXPECT, OPS, PROBE_NAMESPACE, CpuMeter, LabProcess, ProbeWriter, fan_out, proc_mem_kib, time_list
+from bench.scale_lab import (
+    EXPECT,
+    OPS,
+    PROBE_NAMESPACE,
+    CpuMeter,
+    LabProcess,
+    ProbeWriter,
+    fan_out,
+    proc_mem_kib,
+    time_list,
+)
 from bench.scale_peer import KubectlWatch
 
 REPO = Path(__file__).resolve().parent.parent

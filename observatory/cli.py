@@ -17,8 +17,8 @@ from pathlib import Path
 
 from observatory import __version__, classroom
 from observatory.cliflags import add_connection_flags
-from observatory.scheduler import cli as scheduler_cli
 from observatory.lab import fault_cli
+from observatory.scheduler import cli as scheduler_cli
 from observatory.settings import Settings
 
 EXIT_USAGE = 2

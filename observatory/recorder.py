@@ -58,7 +58,7 @@ class _Writer:
         # A secret with a quote, a backslash or a non-ASCII character appears escaped inside a JSON line.
         self.secrets = frozenset(plain | {json.dumps(s)[1:-1] for s in plain})
         self.error: str | None = None
-        self._file: TextIO | None = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed in close()
+        self._file: TextIO | None = open(path, "w", encoding="utf-8", buffering=1)
         self.write(recorder.header_line())
 
     def write(self, line: str) -> None:

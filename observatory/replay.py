@@ -27,7 +27,14 @@ from typing import Any
 from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta
 from observatory.model.recording import (
-    DeltaEntry, Entry, ExchangeEntry, KeyEntry, Recording, RecordingError, read_recording, schedule,
+    DeltaEntry,
+    Entry,
+    ExchangeEntry,
+    KeyEntry,
+    Recording,
+    RecordingError,
+    read_recording,
+    schedule,
 )
 from observatory.model.records import BindingExchange, LeaseView
 

@@ -49,7 +49,7 @@ import tempfile
 import textwrap
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
@@ -282,7 +282,7 @@ def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     console = Console(file=out, highlight=False, markup=False, emoji=False)
     width = max(console.width, 40)
     d = why.diagnosis

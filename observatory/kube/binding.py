@@ -88,10 +88,10 @@ async def post_binding(api: client.ApiClient, namespace: str, name: str, node: s
                 resp.release()
     except asyncio.CancelledError:
         raise
-    except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ssl.SSLError) as exc:
+    except (TimeoutError, aiohttp.ClientError, OSError, ssl.SSLError) as exc:
         _, sentence = describe_transport_error(exc, api.configuration.host, timeout)
         return _failed(api, namespace, name, node, path, wire, sent_at, started, sentence, secrets)
-    except Exception as exc:  # noqa: BLE001 - e.g. an exec credential plugin failing: shown as data, not a crash
+    except Exception as exc:
         sentence = _scrub(f"The Binding could not be sent: {exc}", secrets)
         return _failed(api, namespace, name, node, path, wire, sent_at, started, sentence, secrets)
     elapsed = (time.perf_counter() - started) * 1000.0

@@ -42,15 +42,21 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.config import ConfigException, load_incluster_config
 from kubernetes_asyncio.config.kube_config import KubeConfigLoader
 
-from observatory.kube.credentials import (auth_kind, cluster_tls, kubeconfig_secrets, loaded_secrets,
-                                          token_file_secrets)
+from observatory.kube.credentials import auth_kind, cluster_tls, kubeconfig_secrets, loaded_secrets, token_file_secrets
 from observatory.kube.exec_plugin import CredentialError, ExecPlugin
 from observatory.kube.kubeconfig import KubeconfigError, MergedKubeconfig, check_credential_sources, load_kubeconfig
 from observatory.kube.proxy import ProxyError, choose_proxy, proxy_secrets, safe_proxy
 from observatory.kube.transport import describe_transport_error, safe_server
 
-__all__ = ["Connection", "ConnectError", "LAB_HINT", "check_reachable", "connect", "find_kubeconfig",
-           "in_cluster"]
+__all__ = [
+    "LAB_HINT",
+    "ConnectError",
+    "Connection",
+    "check_reachable",
+    "connect",
+    "find_kubeconfig",
+    "in_cluster",
+]
 
 # kubernetes-asyncio logs exec-plugin and merge failures itself; with no handler configured Python would print them
 # to stderr next to the ConnectError paragraph that already says it. An application that configures logging still
@@ -377,7 +383,7 @@ async def check_reachable(conn: Connection, timeout: float = 5.0) -> None:
                 data = await resp.read()
             finally:
                 resp.release()
-    except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ssl.SSLError) as exc:
+    except (TimeoutError, aiohttp.ClientError, OSError, ssl.SSLError) as exc:
         reason, sentence = describe_transport_error(exc, conn.server, timeout)
         raise ConnectError(f"Cannot reach the cluster of {where}{via}. {sentence}", reason) from None
     server = safe_server(conn.server)

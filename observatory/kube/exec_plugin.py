@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["CredentialError", "ExecPlugin", "STDERR_LIMIT"]
+__all__ = ["STDERR_LIMIT", "CredentialError", "ExecPlugin"]
 
 STDERR_LIMIT = 2000
 """At most this many characters of a failing plugin's standard error are quoted in the message."""

@@ -78,10 +78,10 @@ async def _call(api: client.ApiClient, method: str, path: str, *, params: Sequen
                 resp.release()
     except asyncio.CancelledError:
         raise
-    except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ssl.SSLError) as exc:
+    except (TimeoutError, aiohttp.ClientError, OSError, ssl.SSLError) as exc:
         reason, sentence = describe_transport_error(exc, api.configuration.host, timeout)
         raise Unreachable(sentence, reason) from None
-    except Exception as exc:  # noqa: BLE001 - e.g. a failing exec credential plugin: a sentence, not a traceback
+    except Exception as exc:
         raise Unreachable(f"The request {method} {path} could not be sent ({type(exc).__name__}).",
                           "unreachable") from None
     if not 200 <= resp.status < 300:

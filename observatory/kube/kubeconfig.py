@@ -29,8 +29,14 @@ from typing import Any
 
 import yaml
 
-__all__ = ["KubeconfigError", "MergedKubeconfig", "SECTIONS", "check_credential_sources", "load_kubeconfig",
-           "read_kubeconfig"]
+__all__ = [
+    "SECTIONS",
+    "KubeconfigError",
+    "MergedKubeconfig",
+    "check_credential_sources",
+    "load_kubeconfig",
+    "read_kubeconfig",
+]
 
 SECTIONS = {"clusters": "cluster", "users": "user", "contexts": "context"}
 """Each named list and the key of an entry's body."""

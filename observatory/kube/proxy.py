@@ -28,8 +28,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
-__all__ = ["ProxyError", "SUPPORTED_SCHEMES", "choose_proxy", "describe_proxy_error", "env_proxy", "proxy_secrets",
-           "safe_proxy"]
+__all__ = [
+    "SUPPORTED_SCHEMES",
+    "ProxyError",
+    "choose_proxy",
+    "describe_proxy_error",
+    "env_proxy",
+    "proxy_secrets",
+    "safe_proxy",
+]
 
 SUPPORTED_SCHEMES = ("http", "https")
 """Proxy URL schemes observatory's HTTP client (aiohttp) can use; kubectl also takes ``socks5``."""

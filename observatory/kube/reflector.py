@@ -29,9 +29,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import statistics
 import json
 import random
+import statistics
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -190,7 +190,7 @@ class Reflector:
                                                                      sock_read=self.read_timeout))
             try:
                 data = await resp.read()
-            except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 raise _Trouble(self._transport(exc)) from None
             finally:
                 resp.release()
@@ -327,9 +327,9 @@ class Reflector:
                                            _request_timeout=timeout)
         except asyncio.CancelledError:
             raise
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise _Trouble(self._transport(exc)) from None
-        except Exception as exc:  # noqa: BLE001 - e.g. a failing exec credential plugin: stale, retried
+        except Exception as exc:
             raise _Trouble(f"The request for {self.kind} could not be sent ({type(exc).__name__}).") from None
 
     async def _read_error_body(self, resp: Any) -> bytes:

@@ -12,16 +12,14 @@ import asyncio
 import hmac
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
 
-from observatory.lab import decoding, errors, events_v1_api, openapi, printing, resources
-from observatory.lab import rbac
-from observatory.lab import faults
+from observatory.lab import decoding, errors, events_v1_api, faults, openapi, printing, rbac, resources
 from observatory.lab.encoding import go_json, with_kind
 from observatory.lab.listing import ListQuery, parse_query
 from observatory.lab.registry import Registry
@@ -119,7 +117,7 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         raise
     except (ConnectionResetError, asyncio.CancelledError):
         raise
-    except Exception as exc:  # noqa: BLE001 - the API answers every failure with a Status
+    except Exception as exc:
         log.exception("internal error serving %s %s", request.method, request.path)
         return status_response(errors.internal_error(str(exc) or type(exc).__name__))
 

@@ -74,7 +74,7 @@ FIELD_LABELS = {
 
 
 def _blank(value: Any) -> bool:
-    return value is None or value == "" or value == 0 and not isinstance(value, bool)
+    return value is None or value == "" or (value == 0 and not isinstance(value, bool))
 
 
 # --- conversion ---------------------------------------------------------------------------------------------------

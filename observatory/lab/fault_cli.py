@@ -212,7 +212,7 @@ async def send_fault(lab: LabTarget, body: dict[str, Any] | None, *, timeout: fl
         why = "connection refused" if isinstance(exc.os_error, ConnectionRefusedError) else str(exc.os_error or exc)
         raise FaultCommandError(f"cannot reach the lab at {lab.server} ({why}); is 'observatory lab serve' running?"
                                 ) from None
-    except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
         what = f"no answer within {timeout:g} s" if isinstance(exc, asyncio.TimeoutError) else str(exc) or \
             type(exc).__name__
         raise FaultCommandError(f"the lab at {lab.server} did not answer ({what})") from None

@@ -172,7 +172,7 @@ def _field_table(class_name: str, tables: dict[str, dict[str, tuple]]) -> dict[s
     return table
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kind_descriptor(kind: str) -> tuple:
     return _descriptor(KIND_MODELS[kind], None, {})
 

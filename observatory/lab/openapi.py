@@ -398,7 +398,7 @@ def openapi_v2_protobuf() -> bytes:
     return b"\n\x032.0"  # field 1 (swagger), length-delimited, "2.0"
 
 
-def openapi_v3_root(hash: str | None = None) -> dict[str, Any]:  # noqa: A002 - upstream's parameter name
+def openapi_v3_root(hash: str | None = None) -> dict[str, Any]:
     """The ``GET /openapi/v3`` discovery document (kube-openapi ``handler3.OpenAPIV3Discovery``).
 
     Only ``api/v1`` is listed: kubectl maps a GroupVersion to ``api/<v>``/``apis/<g>/<v>`` and ignores other

@@ -20,7 +20,7 @@ Objects are plain JSON dicts in core/v1 wire form. Cells are JSON values: string
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from observatory.lab.printing_columns import POD_FAILED, POD_SUCCEEDED, column_definitions
@@ -92,7 +92,7 @@ def _parse_time(ts: Any) -> datetime | None:
         t = datetime.fromisoformat(ts.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         return None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 def translate_timestamp_since(ts: str | None, now: datetime) -> str:
@@ -105,7 +105,7 @@ def translate_timestamp_since(ts: str | None, now: datetime) -> str:
     if t is None:
         return "<unknown>"
     if now.tzinfo is None:
-        now = now.replace(tzinfo=timezone.utc)
+        now = now.replace(tzinfo=UTC)
     delta = now - t
     micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
     return _human_duration_ns(micros * 1000)

@@ -75,7 +75,7 @@ def definition_name(class_name: str) -> str:
     raise ValueError(f"not a core/v1 or meta/v1 model: {class_name}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def model_fields(class_name: str) -> dict[str, tuple[str, str]]:
     """``{json_name: (type_string, python_attr)}`` for a generated model class, in the model's field order."""
     cls = getattr(_models(), class_name)
@@ -87,7 +87,7 @@ def referenced_models(type_string: str) -> list[str]:
     return [t for t in re.findall(r"[A-Za-z0-9]+", type_string) if _MODEL_RE.match(t) and hasattr(_models(), t)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def closure(roots: tuple[str, ...]) -> tuple[str, ...]:
     """Every model class reachable from ``roots`` (roots first, then discovery order)."""
     seen: dict[str, None] = {}

@@ -113,7 +113,7 @@ def make_tls(hosts: Sequence[str], directory: Path) -> TLSMaterial:
     neither an IP address nor a valid DNS name.
     """
     names = _subject_alt_names(hosts)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CA_COMMON_NAME)])

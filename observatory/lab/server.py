@@ -68,7 +68,7 @@ def apply_manifests(registry: Registry, manifests: list[dict[str, Any]], source:
                 registry.update_status(rt, namespace, created["metadata"]["name"], {"metadata": {}, "status": status})
         except errors.StatusError as exc:
             raise LabError(f"{source}: {manifest.get('kind')} {name}: {exc.message}") from None
-        except Exception as exc:  # noqa: BLE001 - a malformed manifest is the author's to fix, never a traceback
+        except Exception as exc:
             raise LabError(f"{source}: {manifest.get('kind')} {name}: cannot be loaded: "
                            f"{exc}") from None
 
@@ -125,7 +125,7 @@ class LabServer:
             try:
                 snap = json.loads(self.state_path.read_text())
                 self.store.restore(snap)
-            except Exception as exc:  # noqa: BLE001 - any unreadable state is one readable message
+            except Exception as exc:
                 raise LabError(f"{self.state_path}: not a lab state file this version can read ({exc})") from None
             return
         try:

@@ -113,7 +113,7 @@ def safe_match(predicate: Predicate, obj: dict[str, Any]) -> bool:
     """A selector that cannot read an object does not match it; it never stops the fan-out to other watchers."""
     try:
         return bool(predicate(obj))
-    except Exception:  # noqa: BLE001 - a malformed stored object must not break every watch
+    except Exception:
         return False
 
 
@@ -184,7 +184,7 @@ class Store:
         for listener in self.listeners:
             try:
                 listener(change)
-            except Exception:  # noqa: BLE001 - a listener's failure must not undo or hide a committed write
+            except Exception:
                 log.exception("store listener failed on %s", key)
         return change
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from datetime import UTC, datetime
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web

@@ -7,13 +7,26 @@
 * :mod:`.podstatus`: kubectl's STATUS/READY text for a pod.
 """
 
-from .deltas import Delta, Deleted, Relisted, Upserted, WatchState
+from .deltas import Deleted, Delta, Relisted, Upserted, WatchState
 from .podstatus import pod_status
 from .records import BindingExchange, EventView, NodeView, PodView, Taint, TimelineFrame
 from .rows import NodePlacement, PendingRow
 from .state import ClusterState
 
 __all__ = [
-    "BindingExchange", "ClusterState", "Delta", "Deleted", "EventView", "NodePlacement", "NodeView", "PendingRow",
-    "PodView", "Relisted", "Taint", "TimelineFrame", "Upserted", "WatchState", "pod_status",
+    "BindingExchange",
+    "ClusterState",
+    "Deleted",
+    "Delta",
+    "EventView",
+    "NodePlacement",
+    "NodeView",
+    "PendingRow",
+    "PodView",
+    "Relisted",
+    "Taint",
+    "TimelineFrame",
+    "Upserted",
+    "WatchState",
+    "pod_status",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 _EMPTY: Mapping[str, Any] = {}
@@ -60,9 +60,9 @@ def timestamp(value: Any) -> datetime | None:
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=timezone.utc)
+        return parsed.replace(tzinfo=UTC)
     try:
-        return parsed.astimezone(timezone.utc)
+        return parsed.astimezone(UTC)
     except OverflowError:  # "0001-01-01T00:00:00+01:00": its UTC time is before year 1
         return None
 

@@ -19,8 +19,13 @@ from .diagnosis import NODE_MISSING, WAITING_KUBELET, Diagnosis
 from .fit import bind_warnings
 from .records import PodView
 
-__all__ = ["AccessReview", "NODE_DETAILS_FORBIDDEN", "forbidden_node_warnings", "node_details_forbidden",
-           "scope_fallback_notice"]
+__all__ = [
+    "NODE_DETAILS_FORBIDDEN",
+    "AccessReview",
+    "forbidden_node_warnings",
+    "node_details_forbidden",
+    "scope_fallback_notice",
+]
 
 NODE_DETAILS_FORBIDDEN = "node details forbidden"
 """How a node known only by name is marked (the nodes list or watch answered 403)."""

@@ -12,8 +12,23 @@ from datetime import datetime
 from typing import Any
 
 __all__ = [
-    "ADDED", "CONNECTING", "Delta", "Deleted", "EVENTS", "FORBIDDEN", "KINDS", "LIVE", "MODIFIED", "NODES", "PODS",
-    "RESYNCING", "Relisted", "STALE", "Upserted", "WATCH_STATES", "WatchState",
+    "ADDED",
+    "CONNECTING",
+    "EVENTS",
+    "FORBIDDEN",
+    "KINDS",
+    "LIVE",
+    "MODIFIED",
+    "NODES",
+    "PODS",
+    "RESYNCING",
+    "STALE",
+    "WATCH_STATES",
+    "Deleted",
+    "Delta",
+    "Relisted",
+    "Upserted",
+    "WatchState",
 ]
 
 PODS, NODES, EVENTS = "pods", "nodes", "events"

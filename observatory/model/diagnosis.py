@@ -39,9 +39,23 @@ from observatory.scheduling.pods import DEFAULT_SCHEDULER_NAME
 from .records import EventView, LeaseView, NodeView, PodView
 
 __all__ = [
-    "DELETING", "Diagnosis", "FINISHED", "GATED", "NODE_MISSING", "NODE_NOT_READY", "NOMINATED", "NO_SCHEDULER",
-    "REFUSED", "RUNNING", "SCHEDULED", "SCHEDULER_ERROR", "SCHEDULER_LEASE", "SCHEDULER_REASONS", "STATES",
-    "WAITING_KUBELET", "diagnose",
+    "DELETING",
+    "FINISHED",
+    "GATED",
+    "NODE_MISSING",
+    "NODE_NOT_READY",
+    "NOMINATED",
+    "NO_SCHEDULER",
+    "REFUSED",
+    "RUNNING",
+    "SCHEDULED",
+    "SCHEDULER_ERROR",
+    "SCHEDULER_LEASE",
+    "SCHEDULER_REASONS",
+    "STATES",
+    "WAITING_KUBELET",
+    "Diagnosis",
+    "diagnose",
 ]
 
 NO_SCHEDULER, REFUSED, SCHEDULER_ERROR, GATED = "no-scheduler", "refused", "scheduler-error", "gated"

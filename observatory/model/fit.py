@@ -25,7 +25,10 @@ from observatory.scheduling.pods import is_terminal, pod_key
 from observatory.scheduling.taints import Taint as SchedTaint
 from observatory.scheduling.taints import find_untolerated_taint
 from observatory.scheduling.verdicts import (
-    AffinityMismatch, InsufficientResource, NodeNameMismatch, PortConflict,
+    AffinityMismatch,
+    InsufficientResource,
+    NodeNameMismatch,
+    PortConflict,
 )
 
 from ._json import items, mapping, text
@@ -33,8 +36,16 @@ from .records import NodeView, PodView
 from .units import amount
 
 __all__ = [
-    "FitIndex", "FitPreview", "NodeFit", "OBSERVATORY_PREDICTION", "SIMULATOR_RESULT", "bind_warnings", "fit_preview",
-    "pod_info", "simulator_preview", "untolerated_taints",
+    "OBSERVATORY_PREDICTION",
+    "SIMULATOR_RESULT",
+    "FitIndex",
+    "FitPreview",
+    "NodeFit",
+    "bind_warnings",
+    "fit_preview",
+    "pod_info",
+    "simulator_preview",
+    "untolerated_taints",
 ]
 
 OBSERVATORY_PREDICTION = "observatory's prediction from cached objects"

@@ -32,8 +32,21 @@ from typing import Any
 import yaml
 
 from .checks import (
-    CHECK_KINDS, EMPTY_THEN_SET, AbsentPodCheck, AllCheck, AnyCheck, BindingCheck, Check, CheckResult, EventCheck,
-    LessonError, PodCheck, TimelineCheck, _Spec, evaluate, parse_check,
+    CHECK_KINDS,
+    EMPTY_THEN_SET,
+    AbsentPodCheck,
+    AllCheck,
+    AnyCheck,
+    BindingCheck,
+    Check,
+    CheckResult,
+    EventCheck,
+    LessonError,
+    PodCheck,
+    TimelineCheck,
+    _Spec,
+    evaluate,
+    parse_check,
 )
 from .exchange import BindingExchange
 from .state import ClusterState
@@ -99,7 +112,7 @@ class _Loader(yaml.SafeLoader):
 def parse_lesson(text: str, source: str = "<lesson>") -> Lesson:
     """A :class:`Lesson` from YAML ``text``; ``source`` (a file name) goes into every :class:`LessonError`."""
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        data = yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

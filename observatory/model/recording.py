@@ -42,7 +42,7 @@ from datetime import datetime
 from typing import Any
 
 from .commands import strip_userinfo
-from .deltas import Delta, Deleted, Relisted, Upserted, WatchState
+from .deltas import Deleted, Delta, Relisted, Upserted, WatchState
 from .exchange import BindingExchange
 
 __all__ = [

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
 from ._json import mapping, text
 from .access import NODE_DETAILS_FORBIDDEN, forbidden_node_warnings, node_details_forbidden
-from .deltas import EVENTS, FORBIDDEN, NODES, PODS, Delta, Deleted, Relisted, Upserted, WatchState
+from .deltas import EVENTS, FORBIDDEN, NODES, PODS, Deleted, Delta, Relisted, Upserted, WatchState
 from .diagnosis import SCHEDULER_REASONS, Diagnosis, diagnose
 from .fit import FitIndex, FitPreview, bind_warnings, fit_preview
 from .records import EventView, LeaseView, NodeView, PodView, TimelineFrame
@@ -29,12 +29,12 @@ __all__ = ["ClusterState", "NodePlacement", "PendingRow"]
 
 Areas = frozenset[str]
 _NONE: Areas = frozenset()
-_EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
 def utc_now() -> datetime:
     """The default clock: the current time, aware UTC."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _sort_key(key: str) -> tuple[str, str, str]:

@@ -22,8 +22,8 @@ from typing import Any
 from .commands import EquivalentCommands, strip_userinfo
 from .diagnosis import Diagnosis
 from .exchange import BindingExchange
-from .records import EventView, PodView
 from .recording import exchange_to_json, rfc3339
+from .records import EventView, PodView
 from .state import ClusterState
 
 __all__ = [

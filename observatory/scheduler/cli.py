@@ -181,7 +181,7 @@ async def _serve(api: Any, options: SchedulerOptions, namespace: str | None, out
             with contextlib.suppress(AttributeError, OSError, ValueError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
             return EXIT_STOPPED
-        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+        except Exception as exc:
             log(f"stopped by an unexpected error: {type(exc).__name__}: {exc}")
             return EXIT_STOPPED
         return 0

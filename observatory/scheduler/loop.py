@@ -155,7 +155,7 @@ class Scheduler:
             await coro
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - handed to the consumer
+        except Exception as exc:
             self._out.put_nowait(exc)
 
     def _spawn_write(self, coro: Any) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 from observatory.scheduler.policies import DEFAULT_POLICY, POLICIES

@@ -25,7 +25,7 @@ from .filters import ERR_NODE_AFFINITY, ERR_NODE_NAME, ERR_NODE_PORTS, fits_requ
 from .nodeinfo import NodeInfo, PodInfo
 from .taints import find_untolerated_taint
 
-__all__ = ["AdmissionFailure", "ERR_TAINTS_NOT_TOLERATED", "admission_check"]
+__all__ = ["ERR_TAINTS_NOT_TOLERATED", "AdmissionFailure", "admission_check"]
 
 ERR_TAINTS_NOT_TOLERATED = "node(s) had taints that the pod didn't tolerate"
 """``tainttoleration.ErrReasonNotMatch``."""

@@ -25,8 +25,15 @@ from .nodeinfo import NodeInfo, PodInfo
 from .resources import PODS
 from .taints import Taint, find_untolerated_taint, tolerates
 from .verdicts import (
-    SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, AffinityMismatch, InsufficientResource,
-    NodeNameMismatch, NodeVerdict, PortConflict, ResourceUse,
+    SUCCESS,
+    UNSCHEDULABLE,
+    UNSCHEDULABLE_AND_UNRESOLVABLE,
+    AffinityMismatch,
+    InsufficientResource,
+    NodeNameMismatch,
+    NodeVerdict,
+    PortConflict,
+    ResourceUse,
 )
 
 __all__ = [

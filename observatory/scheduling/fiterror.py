@@ -118,7 +118,7 @@ def parse_fit_error(message: str) -> FitErrorParse:
     try:
         parsed = _parse(raw)
         return parsed if parsed.raw is raw else replace(parsed, raw=raw)  # cached: an equal string parsed before
-    except Exception:  # noqa: BLE001 - a diagnosis pane must never crash on a message it cannot read
+    except Exception:
         return FitErrorParse(raw=raw)
 
 

@@ -21,7 +21,7 @@ from decimal import ROUND_UP, Decimal
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["InvalidQuantity", "LIMIT", "milli_value", "parse", "value"]
+__all__ = ["LIMIT", "InvalidQuantity", "milli_value", "parse", "value"]
 
 LIMIT = Decimal((2 ** 63 - 1) // 1000)
 """The largest magnitude kept, in base units: MilliValue() of it still fits an int64 (about 9.2e15 cores or
@@ -62,7 +62,7 @@ def _parse_cached(raw: str | int | float) -> Decimal | InvalidQuantity:
         parsed = _parser()(raw if isinstance(raw, str) else Decimal(repr(raw)) if isinstance(raw, float) else raw)
     except (ValueError, ArithmeticError) as exc:
         return InvalidQuantity(text, str(exc) or type(exc).__name__)
-    except Exception as exc:  # noqa: BLE001 - the library may fail in other ways on hostile input
+    except Exception as exc:
         return InvalidQuantity(text, f"{type(exc).__name__}: {exc}")
     if not parsed.is_finite():
         return InvalidQuantity(text, "not a finite number")

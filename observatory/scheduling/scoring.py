@@ -35,7 +35,12 @@ from .resources import CPU, MEMORY
 from .taints import PREFER_NO_SCHEDULE
 
 __all__ = [
-    "BALANCED_ALLOCATION", "MAX_NODE_SCORE", "NodeScore", "SCORE_WEIGHTS", "default_normalize_score", "score_nodes",
+    "BALANCED_ALLOCATION",
+    "MAX_NODE_SCORE",
+    "SCORE_WEIGHTS",
+    "NodeScore",
+    "default_normalize_score",
+    "score_nodes",
 ]
 
 MAX_NODE_SCORE = 100

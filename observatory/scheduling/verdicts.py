@@ -15,8 +15,17 @@ from typing import Literal, NamedTuple
 from .taints import Taint
 
 __all__ = [
-    "AffinityMismatch", "Code", "Detail", "InsufficientResource", "NodeNameMismatch", "NodeVerdict",
-    "PortConflict", "ResourceUse", "SUCCESS", "UNSCHEDULABLE", "UNSCHEDULABLE_AND_UNRESOLVABLE",
+    "SUCCESS",
+    "UNSCHEDULABLE",
+    "UNSCHEDULABLE_AND_UNRESOLVABLE",
+    "AffinityMismatch",
+    "Code",
+    "Detail",
+    "InsufficientResource",
+    "NodeNameMismatch",
+    "NodeVerdict",
+    "PortConflict",
+    "ResourceUse",
 ]
 
 Code = Literal["Success", "Unschedulable", "UnschedulableAndUnresolvable"]

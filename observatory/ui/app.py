@@ -20,10 +20,10 @@ from pathlib import Path
 
 from textual import events, work
 from textual.app import App, ComposeResult
-from textual.notifications import SeverityLevel
 from textual.binding import Binding
-from textual.css.query import NoMatches
 from textual.containers import Grid
+from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Footer, Input
@@ -127,7 +127,7 @@ class ObservatoryApp(ScopeFlow, BindingFlow, WhyFlow, TeachingFlow, LessonFlow, 
         self._repaint_cost = 0.0  # seconds the last repaint of changes took
         self._paced_flush: Timer | None = None  # the one repaint a burst of changes is waiting for
         self._keymap = keymap or {}
-        self._bind_enabled: bool | None | object = object()  # check_action("bind") when the footer was last drawn
+        self._bind_enabled: bool | object | None = object()  # check_action("bind") when the footer was last drawn
         self.exchanges: list[BindingExchange] = []
         self._highlight_until: datetime | None = None
         self.setup_teaching(theme=theme, keycast=keycast, screenshot_dir=screenshot_dir)

@@ -17,8 +17,8 @@ from textual.widget import Widget
 
 from observatory.model.lessons import Lesson, LessonRun
 from observatory.model.records import BindingExchange
-from observatory.model.transcript import default_transcript_path
 from observatory.model.state import ClusterState
+from observatory.model.transcript import default_transcript_path
 from observatory.ui.widgets.lesson_pane import LessonPane, LessonView
 
 if TYPE_CHECKING:

@@ -153,7 +153,7 @@ class PermissionsFlow:
         verb, resource, subresource = BIND
         try:
             review = await source.access_review(verb, resource, subresource, namespace)
-        except Exception as exc:  # noqa: BLE001 - a source that raises: unknown, never blocking
+        except Exception as exc:
             review = AccessReview(verb, resource, subresource, namespace, problem=f"{type(exc).__name__}: {exc}")
         if source is not self._access_source or self._access is None:
             return

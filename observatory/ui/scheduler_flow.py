@@ -275,7 +275,7 @@ class SchedulerFlow:
                 self._decided(run, decision)
         except SchedulerStopped as exc:
             self._ended(run, f"{exc}", "warning")
-        except Exception as exc:  # noqa: BLE001 - one readable line, never a traceback
+        except Exception as exc:
             self._ended(run, f"The scheduler stopped: {type(exc).__name__}: {exc}.", "error")
         else:
             self._ended(run, "The scheduler stopped.", "warning")

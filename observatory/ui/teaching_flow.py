@@ -25,8 +25,15 @@ from textual.screen import Screen
 
 from observatory.model.records import BindingExchange
 from observatory.model.state import ClusterState
-from observatory.model.transcript import (BindRecord, LessonProgress, PodSnapshot, Transcript,
-                                          default_transcript_path, json_twin, render)
+from observatory.model.transcript import (
+    BindRecord,
+    LessonProgress,
+    PodSnapshot,
+    Transcript,
+    default_transcript_path,
+    json_twin,
+    render,
+)
 from observatory.ui.binding_flow import BindingResponded
 from observatory.ui.screens.commands import CommandsScreen
 from observatory.ui.screens.export import ExportScreen

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from observatory.model.recording import DeltaEntry, ExchangeEntry, read_recording
-from tests.e2e.test_tmux import SOCKET, tmux, wait_for  # noqa: F401 - tmux is a fixture
+from tests.e2e.test_tmux import SOCKET, tmux, wait_for
 
 __all__ = ["tmux"]
 

@@ -38,7 +38,7 @@ from observatory.lab.resources import ALL
 from observatory.lab.simulation.events import EventWriter
 from observatory.settings import LabSettings
 from observatory.ui.app import ObservatoryApp
-from tests.ui.test_fault_recovery import converged, model_differences, fresh_lists, post_fault, record_header
+from tests.ui.test_fault_recovery import converged, fresh_lists, model_differences, post_fault, record_header
 
 CHAOS_SECONDS = 45.0
 """How long faults and churn last; with the start and the convergence the test takes about a minute."""

@@ -13,8 +13,8 @@ import yaml
 from aiohttp import web
 
 from observatory.lab.kubeconfig import write_kubeconfig
-from tests.waiting import eventually
 from observatory.model.deltas import Deleted, Relisted, Upserted, WatchState
+from tests.waiting import eventually
 
 
 async def until(condition: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:

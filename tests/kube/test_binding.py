@@ -8,8 +8,8 @@ import pytest
 
 from observatory.kube.binding import binding_body, post_binding
 from observatory.kube.connect import connect
-from observatory.lab.server import LabServer
 from observatory.lab.kubeconfig import write_kubeconfig
+from observatory.lab.server import LabServer
 from observatory.settings import LabSettings
 from tests.conftest import API_ONLY
 from tests.kube.helpers import closed_port, loopback_url, rewrite_kubeconfig, silent_server

@@ -10,9 +10,9 @@ the fault's duration, never fixed sleeps.
 from __future__ import annotations
 
 import asyncio
-import os
 import contextlib
 import json
+import os
 
 import aiohttp
 import pytest

@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from observatory.lab.scenarios import load_scenario
-from observatory.model.deltas import Delta, Relisted, Upserted, WatchState
 from observatory.model.access import AccessReview
 from observatory.model.commands import CommandsContext
+from observatory.model.deltas import Delta, Relisted, Upserted, WatchState
 from observatory.model.records import BindingExchange, LeaseView
 
 FROZEN = datetime(2026, 11, 29, 9, 30, 0, tzinfo=UTC)

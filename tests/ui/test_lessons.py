@@ -8,7 +8,13 @@ from types import SimpleNamespace
 from observatory.lessons import load_lesson
 from observatory.ui.lesson_flow import make_lesson_run
 from observatory.ui.widgets.lesson_pane import (
-    LessonView, commands, paragraphs, render_current, render_instruction, render_observe, render_steps,
+    LessonView,
+    commands,
+    paragraphs,
+    render_current,
+    render_instruction,
+    render_observe,
+    render_steps,
 )
 
 BINDING_BY_HAND = """NODE=<worker-node>

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from observatory.settings import LabSettings
-from tests.waiting import eventually
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.nodes_pane import render_node
 from observatory.ui.widgets.pending_pods import PendingPodsPane
+from tests.waiting import eventually
 
 CREATED_201 = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}\n'
 ALREADY_ASSIGNED = ('Operation cannot be fulfilled on pods/binding "manual": pod manual is already assigned to node '

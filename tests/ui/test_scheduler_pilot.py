@@ -16,7 +16,6 @@ import pytest
 from textual.command import CommandPalette
 from textual.worker import WorkerState
 
-from observatory.kube.source import ClusterSource
 from observatory.settings import LabSettings
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.chooser import ChooserScreen

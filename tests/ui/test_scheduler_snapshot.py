@@ -25,8 +25,13 @@ from observatory.model.decisions import SchedulingDecision
 from observatory.scheduler.options import SchedulerOptions
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.scheduler_flow import scheduler_name_options
-from observatory.ui.widgets.decisions_pane import (ALL_NODES_UP_TO, DecisionsPane, decision_table, history_line,
-                                                   outcome_text)
+from observatory.ui.widgets.decisions_pane import (
+    ALL_NODES_UP_TO,
+    DecisionsPane,
+    decision_table,
+    history_line,
+    outcome_text,
+)
 from tests.scheduler.conftest import CPU_TOO_MUCH
 from tests.ui.fakes import FROZEN, RecordedSource, frozen_clock
 from tests.waiting import eventually

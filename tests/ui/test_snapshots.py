@@ -6,7 +6,6 @@ The app runs over a recorded Source (tests/ui/fakes.py) so every run renders the
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest

@@ -34,7 +34,6 @@ from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.commands import CommandsScreen
 from observatory.ui.screens.export import ExportScreen
 from observatory.ui.themes import theme_problem
-from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.keycast import KeyCast, KeyCastBar
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from tests.ui.fakes import RecordedSource, frozen_clock

@@ -29,8 +29,8 @@ from textual.worker import WorkerState
 from observatory.kube.connect import connect
 from observatory.kube.source import ClusterSource
 from observatory.model.deltas import Upserted
-from observatory.settings import LabSettings
 from observatory.model.diagnosis import Diagnosis
+from observatory.settings import LabSettings
 from observatory.ui.app import NARROW_WIDTH, ObservatoryApp
 from observatory.ui.printable import PrintableFilter, printable
 from observatory.ui.screens.raw_message import MAX_SHOWN, shown

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from observatory.lab import printing
 from observatory.lab.printing import column_definitions, human_duration, row_cells, table, translate_timestamp_since
 
-NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
 
 
 def ago(**kw: float) -> str:

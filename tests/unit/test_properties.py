@@ -10,7 +10,7 @@ the minimal example it found.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from hypothesis import given
@@ -23,11 +23,23 @@ from observatory.model.rows import pending_row
 from observatory.scheduling import quantity
 from observatory.scheduling.fiterror import FitErrorParse, parse_fit_error, summary
 from tests.unit.test_properties_strategies import (
-    PROPERTY_SETTINGS, SMALL_SETTINGS, anything, events, fit_message, junk, leases, nodes, pods, quantity as
-    quantities, taint, timestamp,
+    PROPERTY_SETTINGS,
+    SMALL_SETTINGS,
+    anything,
+    events,
+    fit_message,
+    junk,
+    leases,
+    nodes,
+    pods,
+    taint,
+    timestamp,
+)
+from tests.unit.test_properties_strategies import (
+    quantity as quantities,
 )
 
-NOW = datetime(2026, 11, 29, 9, 30, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 9, 30, 0, tzinfo=UTC)
 
 
 def _aware_or_none(value: object) -> bool:
@@ -84,7 +96,7 @@ def test_event_view_from_any_json(raw):
 
 
 @PROPERTY_SETTINGS
-@given(st.one_of(leases, anything), st.datetimes(timezones=st.just(timezone.utc)))
+@given(st.one_of(leases, anything), st.datetimes(timezones=st.just(UTC)))
 def test_lease_view_from_any_json(raw, now):
     lease = LeaseView.from_api(raw)
     assert isinstance(lease.holder, str) and isinstance(lease.duration_seconds, int)
@@ -149,7 +161,7 @@ def _views(pod_objs, node_objs, event_objs):
 @SMALL_SETTINGS
 @given(st.lists(pods(), min_size=1, max_size=3), st.lists(nodes(), max_size=3), st.lists(events(), max_size=4),
        st.one_of(st.none(), leases.map(LeaseView.from_api)), st.dictionaries(st.text(max_size=5), st.none() |
-       st.datetimes(timezones=st.just(timezone.utc)), max_size=2), st.one_of(st.none(), st.text(max_size=5)))
+       st.datetimes(timezones=st.just(UTC)), max_size=2), st.one_of(st.none(), st.text(max_size=5)))
 def test_diagnose_and_pending_row_never_raise(pod_objs, node_objs, event_objs, lease, seen, scope):
     pod_views, node_views, event_views = _views(pod_objs, node_objs, event_objs)
     for pod in pod_views:

@@ -16,7 +16,7 @@ import io
 import json
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -27,10 +27,20 @@ from observatory.model.records import EventView, LeaseView
 from observatory.ui.text import age, clock_time
 from observatory.why import Gathered, json_text, render_text, safe, why_from
 from tests.unit.test_properties_strategies import (
-    PROPERTY_SETTINGS, SCALE, SMALL_SETTINGS, events, junk, leases, nodes, odd_text, pods, texty, unprintable,
+    PROPERTY_SETTINGS,
+    SCALE,
+    SMALL_SETTINGS,
+    events,
+    junk,
+    leases,
+    nodes,
+    odd_text,
+    pods,
+    texty,
+    unprintable,
 )
 
-NOW = datetime(2026, 11, 29, 9, 30, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 9, 30, 0, tzinfo=UTC)
 RENDER_SETTINGS = settings(SMALL_SETTINGS, max_examples=40 * SCALE)
 """A report with a 1 MiB message takes a second or two to wrap: fewer examples keep the file quick."""
 
@@ -191,9 +201,9 @@ def local_zone(zone: str):
 
 
 @PROPERTY_SETTINGS
-@given(st.one_of(st.none(), st.datetimes(timezones=st.just(timezone.utc)),
-                 st.sampled_from([datetime.min.replace(tzinfo=timezone.utc),
-                                  datetime.max.replace(tzinfo=timezone.utc)])),
+@given(st.one_of(st.none(), st.datetimes(timezones=st.just(UTC)),
+                 st.sampled_from([datetime.min.replace(tzinfo=UTC),
+                                  datetime.max.replace(tzinfo=UTC)])),
        st.sampled_from(ZONES))
 def test_pane_times_of_any_timestamp_in_any_zone(at, zone):
     with local_zone(zone):

@@ -9,7 +9,7 @@ its pods.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,10 +18,17 @@ from observatory.model._json import mapping, text
 from observatory.model.deltas import EVENTS, NODES, PODS, WATCH_STATES, Deleted, Relisted, Upserted, WatchState
 from observatory.model.state import ClusterState
 from tests.unit.test_properties_strategies import (
-    SMALL_SETTINGS, events, junk, nodes, odd_text, pods, timestamp, valid_pod,
+    SMALL_SETTINGS,
+    events,
+    junk,
+    nodes,
+    odd_text,
+    pods,
+    timestamp,
+    valid_pod,
 )
 
-T0 = datetime(2026, 11, 29, 9, 30, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 29, 9, 30, 0, tzinfo=UTC)
 POOL = st.sampled_from(["a", "b", "c"])
 NS_POOL = st.sampled_from(["default", "team"])
 NODE_POOL = st.sampled_from(["n1", "n2", "gone"])
@@ -42,7 +49,7 @@ deltas = st.one_of(
     kinds.flatmap(lambda k: st.builds(Relisted, st.just(k), st.lists(KIND_OBJECTS[k], max_size=4).map(tuple),
                                       st.one_of(st.integers(0, 99).map(str), odd_text))),
     st.builds(WatchState, st.one_of(kinds, odd_text), st.one_of(st.sampled_from(WATCH_STATES), odd_text),
-              st.one_of(st.none(), st.datetimes(timezones=st.just(timezone.utc))), odd_text),
+              st.one_of(st.none(), st.datetimes(timezones=st.just(UTC))), odd_text),
     st.builds(Upserted, st.one_of(odd_text, st.just("bogus")), junk),
 ).map(lambda d: [d])
 

@@ -17,7 +17,13 @@ from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Deleted, Relisted, Upserted, WatchState
 from observatory.model.exchange import BindingExchange
 from observatory.model.recording import (
-    DeltaEntry, ExchangeEntry, Header, KeyEntry, Recording, RecordingError, read_recording,
+    DeltaEntry,
+    ExchangeEntry,
+    Header,
+    KeyEntry,
+    Recording,
+    RecordingError,
+    read_recording,
 )
 from observatory.model.records import LeaseView
 from observatory.recorder import RecordingSource, check_writable

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,7 @@ import pytest
 from observatory.lab import scenarios
 from observatory.lab.scenarios import ScenarioError, ScenarioInfo, list_scenarios, load_scenario, register_generator
 
-NOW = datetime(2026, 7, 1, 12, 30, 45, tzinfo=timezone.utc)
+NOW = datetime(2026, 7, 1, 12, 30, 45, tzinfo=UTC)
 STAMP = "2026-07-01T12:30:45Z"
 
 

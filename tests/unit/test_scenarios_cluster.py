@@ -13,7 +13,7 @@ import collections
 import ipaddress
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -220,7 +220,7 @@ def kubectl_status(pod: dict) -> str:
     """kubectl's STATUS column for the pod as the API would serve it: pods no kubelet has seen get the API
     server's create-time status (phase Pending, and SchedulingGated when gated)."""
     served = pod if pod.get("status", {}).get("phase") else strategy.prepare_pod_create(pod)
-    return row_cells("pods", served, datetime(2026, 11, 29, 10, tzinfo=timezone.utc))[2]
+    return row_cells("pods", served, datetime(2026, 11, 29, 10, tzinfo=UTC))[2]
 
 
 def check_running_status(pod: dict, node: dict) -> None:
@@ -300,7 +300,7 @@ EXPECTED_TAINTED_NODE = (
     "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.")
 
 
-STAMP = datetime(2026, 11, 29, 10, tzinfo=timezone.utc)
+STAMP = datetime(2026, 11, 29, 10, tzinfo=UTC)
 """The time stamped on conditions that carry none, when two loads are compared."""
 
 
@@ -636,7 +636,7 @@ def test_scale_state_counts_add_up(pods: int) -> None:
 
 def test_scale_is_deterministic_and_seeded() -> None:
     # The loader stamps missing condition times with "now": pin it, or two loads straddling a second differ.
-    now = datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
 
     def load(name: str) -> list[dict]:
         return load_scenario(name, now=now)

@@ -139,7 +139,7 @@ def test_server_certificate(tls: TLSMaterial) -> None:
     assert san.get_values_for_type(x509.IPAddress) == [
         ipaddress.ip_address("10.1.2.3"), ipaddress.ip_address("fd00::5"), ipaddress.ip_address("127.0.0.1"),
         ipaddress.ip_address("::1")]
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     for c in (ca, cert):
         assert now - dt.timedelta(minutes=10) < c.not_valid_before_utc < now - dt.timedelta(minutes=4)
         assert c.not_valid_after_utc > now + dt.timedelta(days=300)

@@ -48,7 +48,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +125,7 @@ def load_scenario(name_or_path: str | os.PathLike[str], *, now: datetime | None 
     (default: the current UTC time) stamps missing condition times. Raises :class:`ScenarioError` for anything
     wrong with the input: unknown name, missing file, YAML syntax, a document that is not a Kubernetes object.
     """
-    stamp = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     with _gc_paused():
         if isinstance(name_or_path, os.PathLike):
             manifests = _load_file(Path(name_or_path).expanduser(), chain=())
@@ -279,7 +279,7 @@ def _parse(path: Path) -> list[Any]:
     text = _read_text(path)
     docs: list[Any] = []
     try:
-        for doc in yaml.load_all(text, Loader=_Loader):  # noqa: S506 - _Loader is a SafeLoader
+        for doc in yaml.load_all(text, Loader=_Loader):
             docs.append(doc)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
@@ -296,7 +296,7 @@ def _read_header(path: Path) -> dict[str, Any] | None:
     """The header of a file, reading only as far as the first document."""
     text = _read_text(path)
     try:
-        first = next(iter(yaml.load_all(text, Loader=_Loader)), None)  # noqa: S506
+        first = next(iter(yaml.load_all(text, Loader=_Loader)), None)
     except (yaml.YAMLError, RecursionError, ValueError) as err:
         raise ScenarioError(path, f"the header cannot be read: {err}.", 1) from None
     return _check_header(path, first) if _is_header(first) else None

@@ -26,7 +26,7 @@ import hashlib
 import math
 import random
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 __all__ = ["MAX_NODES", "MAX_PODS", "generate", "parse_arguments", "state_counts"]
@@ -49,7 +49,7 @@ MAX_USE = 0.75
 """The share of the cluster's allocatable that Running pods may use before every node is scaled up."""
 OTHER_SCHEDULER = "my-scheduler"
 GATE = "example.com/quota-check"
-EPOCH = int(datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc).timestamp())
+EPOCH = int(datetime(2026, 11, 29, 10, 0, tzinfo=UTC).timestamp())
 """The moment the generated cluster is a snapshot of; every start time is before it."""
 
 STATES = ("running", "pending", "succeeded", "other-scheduler", "gated")
@@ -132,7 +132,7 @@ def _timestamp(seconds: int) -> str:
     day, rest = divmod(seconds, 86400)
     date = _DAYS.get(day)
     if date is None:
-        date = _DAYS[day] = datetime.fromtimestamp(day * 86400, timezone.utc).strftime("%Y-%m-%d")
+        date = _DAYS[day] = datetime.fromtimestamp(day * 86400, UTC).strftime("%Y-%m-%d")
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{date}T{hours:02d}:{minutes:02d}:{secs:02d}Z"

@@ -48,7 +48,7 @@ class Informer:
         if self.handler is not None:
             try:
                 self.handler(change.type, change.obj, old)
-            except Exception:  # noqa: BLE001 - one bad object must not stop a simulated component
+            except Exception:
                 log.exception("%s informer handler failed on %s", self.resource, key)
 
     async def run(self) -> None:

@@ -6,11 +6,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
 
 from observatory.ui.screens.once import OnceModal
 from observatory.ui.text import literal
-from textual.widgets import Input, Label, OptionList
-from textual.widgets.option_list import Option
 
 Prompt = str | Text
 """What an option or a subtitle shows: plain or styled text."""

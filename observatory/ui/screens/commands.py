@@ -6,12 +6,11 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-
-from observatory.ui.screens.once import OnceModal
-from observatory.ui.text import literal
 from textual.widgets import Label, TextArea
 
 from observatory.model.commands import EquivalentCommands
+from observatory.ui.screens.once import OnceModal
+from observatory.ui.text import literal
 
 
 def commands_text(commands: EquivalentCommands) -> str:

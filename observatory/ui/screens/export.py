@@ -9,9 +9,9 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.widgets import Input, Label
 
 from observatory.ui.screens.once import OnceModal
-from textual.widgets import Input, Label
 
 
 class ExportScreen(OnceModal[tuple[Path, Path] | None]):

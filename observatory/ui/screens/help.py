@@ -6,9 +6,9 @@ from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.widgets import Static
 
 from observatory.ui.screens.once import OnceModal
-from textual.widgets import Static
 
 
 class HelpScreen(OnceModal[None]):

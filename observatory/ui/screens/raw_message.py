@@ -5,10 +5,10 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.widgets import Label, TextArea
 
 from observatory.ui.screens.once import OnceModal
 from observatory.ui.text import literal
-from textual.widgets import Label, TextArea
 
 NO_MESSAGE = "No scheduler message for this pod."
 MAX_SHOWN = 65536

@@ -32,7 +32,7 @@ Wanted = Sequence[tuple[str, tuple, Callable[[], Parts]]]
 class _Block:
     """One block's parts, what they were made from (to skip unchanged blocks), and its lines at one width."""
 
-    __slots__ = ("key", "source", "parts", "width", "strips", "height")
+    __slots__ = ("height", "key", "parts", "source", "strips", "width")
 
     def __init__(self, key: str, source: tuple, parts: Parts) -> None:
         self.key, self.source, self.parts = key, source, parts

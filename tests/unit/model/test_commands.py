@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -25,7 +25,7 @@ def exchange(body: str = BODY) -> BindingExchange:
         request_headers=(("Content-Type", "application/json"), ("Authorization", f"Bearer {TOKEN}")),
         request_body=body.encode(), http_version="HTTP/1.1", status=201, reason="Created", response_headers=(),
         response_body=b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}\n',
-        sent_at=datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc), elapsed_ms=3.1)
+        sent_at=datetime(2026, 11, 29, 10, 0, tzinfo=UTC), elapsed_ms=3.1)
 
 
 def last_line(snippet: str) -> str:

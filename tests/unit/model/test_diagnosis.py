@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from observatory.model.diagnosis import STATES, diagnose
 from observatory.model.records import EventView, LeaseView, NodeView, PodView
 
-NOW = datetime(2026, 11, 29, 10, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
 LEASE = "kube-system/kube-scheduler"
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from observatory.model.records import BindingExchange
 
 from . import lab_json
 
-SENT = datetime(2026, 11, 29, 10, 0, 0, tzinfo=timezone.utc)
+SENT = datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
 PATH = "/api/v1/namespaces/sched-lab/pods/manual/binding"
 REQUEST = (b'{"apiVersion":"v1","kind":"Binding","metadata":{"name":"manual","namespace":"sched-lab"},'
            b'"target":{"apiVersion":"v1","kind":"Node","name":"pair-worker"}}')

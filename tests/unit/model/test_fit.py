@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from observatory.model.deltas import Deleted, Relisted, Upserted
 from observatory.model.fit import OBSERVATORY_PREDICTION, SIMULATOR_RESULT, pod_info
 from observatory.model.state import ClusterState
 
-T0 = datetime(2026, 11, 29, 10, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
 
 
 def node(name: str, cpu: str = "2", memory: str = "4Gi", pods: str = "110", *, ready: str = "True",

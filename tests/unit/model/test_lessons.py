@@ -15,7 +15,14 @@ from observatory.lab.resources import CORE_V1
 from observatory.lab.scenarios import list_scenarios
 from observatory.lessons import lesson_names, list_lessons, load_lesson
 from observatory.model.checks import (
-    AllCheck, AnyCheck, BindingCheck, EventCheck, PodCheck, TimelineCheck, evaluate, parse_check,
+    AllCheck,
+    AnyCheck,
+    BindingCheck,
+    EventCheck,
+    PodCheck,
+    TimelineCheck,
+    evaluate,
+    parse_check,
 )
 from observatory.model.deltas import Deleted, Upserted
 from observatory.model.lessons import LessonError, LessonRun, parse_lesson

@@ -4,21 +4,32 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from observatory.model.deltas import Deleted, Relisted, Upserted, WatchState
 from observatory.model.recording import (
-    DeltaEntry, ExchangeEntry, Header, KeyEntry, Recorder, RecordingError, decode_line, encode_delta,
-    encode_exchange, encode_header, encode_key, read_recording, schedule,
+    DeltaEntry,
+    ExchangeEntry,
+    Header,
+    KeyEntry,
+    Recorder,
+    RecordingError,
+    decode_line,
+    encode_delta,
+    encode_exchange,
+    encode_header,
+    encode_key,
+    read_recording,
+    schedule,
 )
 from observatory.model.state import ClusterState
 
 from . import lab_json
 from .test_exchange import exchange
 
-T0 = datetime(2026, 11, 29, 10, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
 
 
 def header(**over) -> Header:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -12,7 +12,7 @@ from observatory.model.records import EventView, NodeView, PodView, Taint
 
 from . import lab_json
 
-UTC = timezone.utc
+UTC = UTC
 
 # (STATUS, READY) of busy pods in every state the scenario has, as `kubectl get pods` prints them.
 BUSY_STATUS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,7 +14,7 @@ from observatory.model.state import ClusterState
 from . import lab_json
 from .test_records import kubelet_event, scheduler_event
 
-T0 = datetime(2026, 11, 29, 10, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
 TOO_MUCH_CPU = (
     "FailedScheduling: 0/8 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) had "
     "untolerated taint {node-role.kubernetes.io/control-plane: }, 1 node(s) had untolerated taint "
@@ -251,7 +251,7 @@ def test_a_modified_event_replaces_its_row():
     state.apply(Upserted("events", again, "MODIFIED"))
     events = state.events_for("default/web")
     assert [(e.key, e.count, e.time) for e in events] == [
-        ("default/web.18ec9114b81f5a25", 2, datetime(2026, 11, 29, 10, 1, 8, tzinfo=timezone.utc))]
+        ("default/web.18ec9114b81f5a25", 2, datetime(2026, 11, 29, 10, 1, 8, tzinfo=UTC))]
     assert len(state.events) == 1
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,14 @@ import pytest
 from observatory.model.commands import equivalent_commands
 from observatory.model.deltas import Deleted, Upserted
 from observatory.model.transcript import (
-    BindRecord, LessonProgress, PodSnapshot, StepProgress, Transcript, default_transcript_path, json_twin, redact,
+    BindRecord,
+    LessonProgress,
+    PodSnapshot,
+    StepProgress,
+    Transcript,
+    default_transcript_path,
+    json_twin,
+    redact,
     render,
 )
 
@@ -208,7 +215,7 @@ def test_redact():
 
 
 def test_default_path_uses_local_time(monkeypatch):
-    now = datetime(2026, 11, 29, 10, 0, 5, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 29, 10, 0, 5, tzinfo=UTC)
     for zone, expected in (("UTC", "observatory-transcript-20261129-100005.md"),
                            ("Asia/Tokyo", "observatory-transcript-20261129-190005.md"),
                            ("America/New_York", "observatory-transcript-20261129-050005.md")):

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from observatory.scheduling import (
-    SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, AffinityMismatch, NodeNameMismatch, PortConflict,
+    SUCCESS,
+    UNSCHEDULABLE,
+    UNSCHEDULABLE_AND_UNRESOLVABLE,
+    AffinityMismatch,
+    NodeNameMismatch,
+    PortConflict,
     filter_nodes,
 )
 from observatory.scheduling.taints import Taint

@@ -13,7 +13,12 @@ import time
 import pytest
 
 from observatory.scheduling.fiterror import (
-    FitErrorParse, PreemptionParse, Reason, _parse, parse_fit_error, summary,
+    FitErrorParse,
+    PreemptionParse,
+    Reason,
+    _parse,
+    parse_fit_error,
+    summary,
 )
 
 CP = "node-role.kubernetes.io/control-plane"

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from observatory.scheduling import (
-    NO_NODES_AVAILABLE, Snapshot, fit_error_message, scheduled_message, schedule_one,
+    NO_NODES_AVAILABLE,
+    Snapshot,
+    fit_error_message,
+    schedule_one,
+    scheduled_message,
 )
 from observatory.scheduling.messages import reasons_histogram
 from observatory.scheduling.verdicts import UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, NodeVerdict
