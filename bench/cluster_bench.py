@@ -22,7 +22,7 @@ from pathlib import Path
 
 import aiohttp
 
-from observatory.lab.server import LabServer
+from observatory.embedded import EmbeddedLab
 from observatory.settings import LabSettings
 
 RESULTS = Path(__file__).parent / "results"
@@ -61,7 +61,7 @@ async def one_pod(http: aiohttp.ClientSession, name: str) -> dict[str, float]:
 
 async def main(pods: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        lab = LabServer(LabSettings(), scenario="pair", kubeconfig_path=Path(tmp) / "kc")
+        lab = EmbeddedLab(LabSettings(), scenario="pair", kubeconfig_path=Path(tmp) / "kc")
         await lab.start()
         try:
             async with aiohttp.ClientSession(base_url=lab.url) as http:

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.lab_pods import PodRef, populate
+from observatory.embedded import EmbeddedLab
 from observatory.lab.resources import CORE_V1
-from observatory.lab.server import LabServer
 from observatory.lab.store import Change
 from observatory.settings import LabSettings
 
@@ -87,7 +87,7 @@ def churn_patch(seq: int) -> bytes:
 class Stamper:
     """Commit stamps for pod writes, a loop-lag probe and a CPU reading, between :meth:`start` and :meth:`stop`."""
 
-    def __init__(self, lab: LabServer) -> None:
+    def __init__(self, lab: EmbeddedLab) -> None:
         self.lab = lab
         self.stamps: list[tuple[int, int]] = []
         self.lags: list[float] = []
@@ -135,7 +135,7 @@ class Stamper:
                 "gc_pauses": self.gc_pauses}
 
 
-async def churn(lab: LabServer, refs: list[PodRef], rate: float, duration: float, offset: int) -> dict[str, Any]:
+async def churn(lab: EmbeddedLab, refs: list[PodRef], rate: float, duration: float, offset: int) -> dict[str, Any]:
     """Patch ``rate`` pods per second for ``duration`` seconds on this loop; at most 10 ms of writes per loop turn.
 
     The driver never catches up beyond that burst, so a saturated loop shows as an achieved rate below target.
@@ -171,7 +171,7 @@ async def serve(conn: Connection, pods: int, settings: dict[str, Any]) -> None:
     digest = source_digest()
     workdir = Path(tempfile.mkdtemp(prefix="lab-bench-"))
     lab_settings = LabSettings(**settings)
-    lab = LabServer(lab_settings, scenario="pair", kubeconfig_path=workdir / "kubeconfig")
+    lab = EmbeddedLab(lab_settings, scenario="pair", kubeconfig_path=workdir / "kubeconfig")
     await lab.start()
     gc.collect()
     mem_started = proc_status()

@@ -153,7 +153,8 @@ def list_scenarios() -> int:
 
 def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
     """``observatory lab serve``: run until Ctrl-C or SIGTERM, then stop cleanly and exit 0."""
-    from observatory.lab.server import LabError, LabServer
+    from observatory.embedded import EmbeddedLab
+    from observatory.lab.server import LabError
 
     if not args.host.strip():
         print("observatory: --host needs an address (127.0.0.1 by default)", file=sys.stderr)
@@ -171,7 +172,7 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
     })
 
     async def run() -> int:
-        lab = LabServer(lab_settings, host=args.host, port=args.port, scenario=args.scenario,
+        lab = EmbeddedLab(lab_settings, host=args.host, port=args.port, scenario=args.scenario,
                         state_path=args.state, kubeconfig_path=args.kubeconfig_out)
         try:
             await lab.start()
@@ -204,9 +205,10 @@ CONNECT_FAILED = 2
 
 def run_app(settings: Settings, args: argparse.Namespace) -> int:
     """The main job: the TUI against the kubeconfig's cluster, in-cluster, or the embedded lab when there is none."""
+    from observatory.embedded import EmbeddedLab
     from observatory.kube.connect import ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
     from observatory.kube.source import ClusterSource
-    from observatory.lab.server import LabError, LabServer
+    from observatory.lab.server import LabError
     from observatory.ui.app import ObservatoryApp
     from observatory.ui.themes import theme_problem
 
@@ -223,7 +225,7 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
         if args.lab or (not args.kubeconfig and find_kubeconfig(None) is None and not in_cluster()):
             # An explicit --scenario wins; else the lesson's scenario; else the seed exercise's.
             scenario = args.scenario or (lesson.scenario if lesson is not None else "manual-binding")
-            lab = LabServer(settings.lab, scenario=scenario)
+            lab = EmbeddedLab(settings.lab, scenario=scenario)
             try:
                 await lab.start()
             except (LabError, OSError, ValueError) as exc:

@@ -357,8 +357,9 @@ async def run(settings: Settings, *, pod: str, namespace: str | None, output: st
     """The ``why`` subcommand. Connects like the TUI (``--kubeconfig``/``--context``; the embedded lab with
     ``--lab`` or when there is no kubeconfig at all), prints the report to ``out`` and returns the exit code:
     0 printed, 1 the API server answered with an error (printed in kubectl's words), 2 bad input or no cluster."""
+    from observatory.embedded import EmbeddedLab
     from observatory.kube.connect import LAB_HINT, ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
-    from observatory.lab.server import LabError, LabServer
+    from observatory.lab.server import LabError
 
     out, err = out or sys.stdout, err or sys.stderr
     try:
@@ -371,7 +372,7 @@ async def run(settings: Settings, *, pod: str, namespace: str | None, output: st
     server = None
     with tempfile.TemporaryDirectory(prefix="observatory-why-") as tmp:
         if lab or (not kubeconfig and find_kubeconfig(None) is None and not in_cluster()):
-            server = LabServer(settings.lab, scenario=scenario, kubeconfig_path=Path(tmp) / "kubeconfig")
+            server = EmbeddedLab(settings.lab, scenario=scenario, kubeconfig_path=Path(tmp) / "kubeconfig")
             try:
                 await server.start()
             except (LabError, OSError, ValueError) as exc:

@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 from hypothesis import HealthCheck, settings
 
-from observatory.lab.server import LabServer
+from observatory.embedded import EmbeddedLab
 from observatory.settings import LabSettings
 
 settings.register_profile("ci", derandomize=True, database=None, deadline=None,
@@ -47,10 +47,10 @@ def lab_scenario() -> str:
 
 
 @pytest.fixture
-async def lab(tmp_path, lab_settings, lab_scenario) -> AsyncIterator[LabServer]:
+async def lab(tmp_path, lab_settings, lab_scenario) -> AsyncIterator[EmbeddedLab]:
     """A running lab with the ``manual-binding`` scenario (pair + ``sched-lab/manual``) unless a test overrides
     ``lab_scenario`` and, unless a test overrides ``lab_settings``, no simulated components."""
-    server = LabServer(lab_settings, scenario=lab_scenario, kubeconfig_path=tmp_path / "kubeconfig")
+    server = EmbeddedLab(lab_settings, scenario=lab_scenario, kubeconfig_path=tmp_path / "kubeconfig")
     await server.start()
     try:
         yield server

@@ -96,14 +96,15 @@ def run(settings: Any, args: argparse.Namespace) -> int:
 
 async def _main(settings: Any, args: argparse.Namespace, options: SchedulerOptions, out: TextIO | None = None,
                 err: TextIO | None = None) -> int:
+    from observatory.embedded import EmbeddedLab
     from observatory.kube.connect import ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
-    from observatory.lab.server import LabError, LabServer
+    from observatory.lab.server import LabError
 
     out, err = out or sys.stdout, err or sys.stderr
     kubeconfig, context = getattr(args, "kubeconfig", None), getattr(args, "context", None)
     lab = None
     if getattr(args, "lab", False) or (not kubeconfig and find_kubeconfig(None) is None and not in_cluster()):
-        lab = LabServer(settings.lab, scenario=getattr(args, "scenario", None) or "manual-binding")
+        lab = EmbeddedLab(settings.lab, scenario=getattr(args, "scenario", None) or "manual-binding")
         try:
             await lab.start()
         except (LabError, OSError, ValueError) as exc:

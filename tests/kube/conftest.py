@@ -6,18 +6,18 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from observatory.embedded import EmbeddedLab
 from observatory.kube.connect import Connection, connect
-from observatory.lab.server import LabServer
 from observatory.settings import LabSettings
 from tests.conftest import API_ONLY
 from tests.kube.helpers import FakeAPI
 
 
 @pytest.fixture
-async def tls_lab(tmp_path) -> AsyncIterator[LabServer]:
+async def tls_lab(tmp_path) -> AsyncIterator[EmbeddedLab]:
     """A lab that wants a bearer token, over HTTPS with a generated CA (bound to every address, so its certificate
     names this machine's host name and addresses, localhost, 127.0.0.1 and ::1); no simulated components."""
-    lab = LabServer(LabSettings(**API_ONLY), host="0.0.0.0", scenario="manual-binding",
+    lab = EmbeddedLab(LabSettings(**API_ONLY), host="0.0.0.0", scenario="manual-binding",
                     kubeconfig_path=tmp_path / "tls" / "kc")
     await lab.start()
     try:

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from observatory.embedded import EmbeddedLab
 from observatory.kube.binding import binding_body, post_binding
 from observatory.kube.connect import connect
 from observatory.lab.kubeconfig import write_kubeconfig
-from observatory.lab.server import LabServer
 from observatory.settings import LabSettings
 from tests.conftest import API_ONLY
 from tests.kube.helpers import closed_port, loopback_url, rewrite_kubeconfig, silent_server
@@ -58,7 +58,7 @@ async def test_404_for_a_missing_pod_is_data(lab, conn):
 
 
 async def test_credentials_never_recorded_over_tls_with_a_token(tmp_path):
-    lab = LabServer(LabSettings(**API_ONLY), host="0.0.0.0", scenario="manual-binding", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(**API_ONLY), host="0.0.0.0", scenario="manual-binding", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         path = rewrite_kubeconfig(lab.kubeconfig_path, tmp_path / "kc-loopback", server=loopback_url(lab.url))

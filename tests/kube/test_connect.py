@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from observatory.embedded import EmbeddedLab
 from observatory.kube import connect as connect_module
 from observatory.kube.connect import LAB_HINT, ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
 from observatory.lab.kubeconfig import write_kubeconfig
-from observatory.lab.server import LabServer
 from tests.kube.helpers import closed_port, loopback_url, rewrite_kubeconfig, silent_server
 
 TOKEN = "s3cret-token-never-shown"
@@ -357,7 +357,7 @@ async def test_empty_kubeconfig(tmp_path):
 # -- exec credential plugins -------------------------------------------------------------------------------------
 
 
-def exec_kubeconfig(tmp_path: Path, lab: LabServer, script: str) -> Path:
+def exec_kubeconfig(tmp_path: Path, lab: EmbeddedLab, script: str) -> Path:
     plugin = tmp_path / "plugin.py"
     plugin.write_text(script)
     doc = yaml.safe_load(lab.kubeconfig_path.read_text())

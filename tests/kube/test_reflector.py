@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from observatory.embedded import EmbeddedLab
 from observatory.kube.reflector import Reflector
 from observatory.lab.resources import ALL
-from observatory.lab.server import LabServer
 from observatory.model.deltas import Relisted, Upserted, WatchState
 from observatory.settings import LabSettings
 from tests.conftest import API_ONLY
@@ -26,7 +26,7 @@ async def server_pods(http, namespace: str | None = None) -> tuple[set[str], str
         doc["metadata"]["resourceVersion"]
 
 
-def create(lab: LabServer, name: str, namespace: str = "sched-lab") -> dict:
+def create(lab: EmbeddedLab, name: str, namespace: str = "sched-lab") -> dict:
     return lab.registry.create(PODS, namespace, pod(name, namespace))
 
 
@@ -218,7 +218,7 @@ async def test_a_silent_watch_is_stale_until_bytes_flow_again(lab, conn):
 async def test_server_gone_and_back_is_stale_then_live(tmp_path):
     settings = LabSettings(bookmark_interval=0.2, **API_ONLY)
     state = tmp_path / "state.json"
-    first = LabServer(settings, scenario="manual-binding", kubeconfig_path=tmp_path / "kc", state_path=state)
+    first = EmbeddedLab(settings, scenario="manual-binding", kubeconfig_path=tmp_path / "kc", state_path=state)
     await first.start()
     port = int(first.url.rsplit(":", 1)[1])
     from observatory.kube.connect import connect
@@ -237,7 +237,7 @@ async def test_server_gone_and_back_is_stale_then_live(tmp_path):
         assert "refused" in stale.detail and stale.since is not None
         await until(lambda: reflector.reconnects >= 3, "retries")
         assert [s for s in collector.states()].count("stale") == 1  # one stale state, same since, while it lasts
-        second = LabServer(settings, port=port, scenario="manual-binding", kubeconfig_path=tmp_path / "kc2",
+        second = EmbeddedLab(settings, port=port, scenario="manual-binding", kubeconfig_path=tmp_path / "kc2",
                            state_path=state)
         await second.start()
         second.registry.create(PODS, "sched-lab", pod("after-restart"))
@@ -289,7 +289,7 @@ async def test_a_server_restarted_without_its_state_is_relisted_and_leaves_no_gh
     """The new server's resourceVersion is behind ours: it answers 504 Too large resource version, and the reflector
     relists (as client-go does) instead of showing the lost pods as live."""
     settings = LabSettings(bookmark_interval=0.2, **API_ONLY)
-    first = LabServer(settings, scenario="manual-binding", kubeconfig_path=tmp_path / "kc")
+    first = EmbeddedLab(settings, scenario="manual-binding", kubeconfig_path=tmp_path / "kc")
     await first.start()
     port = int(first.url.rsplit(":", 1)[1])
     from observatory.kube.connect import connect
@@ -305,7 +305,7 @@ async def test_a_server_restarted_without_its_state_is_relisted_and_leaves_no_gh
         await until(lambda: "sched-lab/lost-4" in collector.model(), "the pods")
         await first.stop()
         await until(lambda: "stale" in collector.states(), "stale")
-        second = LabServer(settings, port=port, scenario="pair", kubeconfig_path=tmp_path / "kc2")
+        second = EmbeddedLab(settings, port=port, scenario="pair", kubeconfig_path=tmp_path / "kc2")
         await second.start()
         await until(lambda: collector.last_state().state == "live" and "resyncing" in collector.states()
                     and not any(k.startswith("sched-lab/lost") for k in collector.model()), "relisted, no ghosts")

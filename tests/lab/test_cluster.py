@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
-from observatory.lab.server import LabServer
+from observatory.embedded import EmbeddedLab
 from observatory.settings import LabSettings
 from tests.waiting import eventually
 
@@ -28,8 +28,8 @@ def lab_settings() -> LabSettings:
 
 
 @pytest.fixture
-async def cluster(tmp_path, lab_settings) -> AsyncIterator[tuple[LabServer, aiohttp.ClientSession]]:
-    lab = LabServer(lab_settings, scenario="manual-binding", kubeconfig_path=tmp_path / "kubeconfig")
+async def cluster(tmp_path, lab_settings) -> AsyncIterator[tuple[EmbeddedLab, aiohttp.ClientSession]]:
+    lab = EmbeddedLab(lab_settings, scenario="manual-binding", kubeconfig_path=tmp_path / "kubeconfig")
     await lab.start()
     try:
         async with aiohttp.ClientSession(base_url=lab.url) as http:

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from observatory.lab.server import LabServer
+from observatory.embedded import EmbeddedLab
 from observatory.settings import LabSettings
 from tests.conftest import API_ONLY
 
@@ -230,7 +230,7 @@ async def test_unknown_path_404(http):
 
 
 async def test_watch_too_old_resource_version_gets_410_error_event(tmp_path):
-    lab = LabServer(LabSettings(history_size=3, **API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(history_size=3, **API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         import aiohttp

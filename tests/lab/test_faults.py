@@ -18,7 +18,7 @@ import aiohttp
 import pytest
 
 from observatory.cli import main
-from observatory.lab.server import LabServer
+from observatory.embedded import EmbeddedLab
 from observatory.settings import LabSettings
 from tests.conftest import API_ONLY
 
@@ -208,7 +208,7 @@ async def test_compact_ends_a_table_watch_without_an_error_event(http, lab):
 
 
 async def test_a_token_lab_authenticates_the_fault_endpoint(tmp_path):
-    lab = LabServer(LabSettings(token=True, **API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(token=True, **API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         ssl_ok = aiohttp.TCPConnector(ssl=False)
@@ -254,7 +254,7 @@ async def test_cli_drives_each_kind_through_the_lab_kubeconfig(lab, capsys):
 
 
 async def test_cli_with_server_and_token_from_the_kubeconfig(tmp_path, capsys):
-    lab = LabServer(LabSettings(token=True, **API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(token=True, **API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         assert await run_cli("latency", "10", "--server", lab.url, "--kubeconfig", str(lab.kubeconfig_path)) == 0

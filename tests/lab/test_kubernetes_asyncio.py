@@ -9,12 +9,12 @@ import pytest
 from kubernetes_asyncio import client, config, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from observatory.lab.server import LabServer
+from observatory.embedded import EmbeddedLab
 from observatory.settings import LabSettings
 from tests.conftest import API_ONLY
 
 
-async def api_client(lab: LabServer) -> client.ApiClient:
+async def api_client(lab: EmbeddedLab) -> client.ApiClient:
     cfg = client.Configuration()
     await config.load_kube_config(config_file=str(lab.kubeconfig_path), context="observatory-lab",
                                   client_configuration=cfg)
@@ -65,7 +65,7 @@ async def test_watch_sees_exactly_one_modified_when_a_binding_lands(lab):
 
 
 async def test_watch_from_a_resource_version_older_than_the_history_gets_410(tmp_path):
-    lab = LabServer(LabSettings(history_size=2, **API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(history_size=2, **API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         async with await api_client(lab) as api:
@@ -103,7 +103,7 @@ async def test_binding_with_preload_content_false_returns_the_exact_bytes(lab):
 
 
 async def test_non_loopback_lab_over_tls_with_verification_and_token(tmp_path):
-    lab = LabServer(LabSettings(**API_ONLY), host="0.0.0.0", scenario="pair", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(**API_ONLY), host="0.0.0.0", scenario="pair", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         assert lab.url.startswith("https://") and lab.token

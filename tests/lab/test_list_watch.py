@@ -223,14 +223,14 @@ async def test_health_endpoints_answer_ok(http):
 
 
 async def test_a_scenario_without_system_namespaces_still_has_them(tmp_path):
-    from observatory.lab.server import LabServer
+    from observatory.embedded import EmbeddedLab
     from observatory.settings import LabSettings
     from tests.conftest import API_ONLY
 
     custom = tmp_path / "custom.yaml"
     custom.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n---\n"
                       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n")
-    lab = LabServer(LabSettings(**API_ONLY), scenario=str(custom), kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(**API_ONLY), scenario=str(custom), kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         names = [ns["metadata"]["name"] for ns in lab.store.iter("namespaces")]

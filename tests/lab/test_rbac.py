@@ -24,10 +24,11 @@ import pytest
 import yaml
 
 from observatory import cli
+from observatory.embedded import EmbeddedLab
 from observatory.kube.access import review_access
 from observatory.kube.connect import connect
 from observatory.lab import rbac
-from observatory.lab.server import LabError, LabServer
+from observatory.lab.server import LabError
 from observatory.settings import LabSettings, Settings
 from tests.conftest import API_ONLY
 from tests.kube.helpers import FakeAPI
@@ -124,7 +125,7 @@ def rbac_files(tmp_path) -> tuple[Path, Path]:
 @pytest.fixture
 async def rbac_lab(tmp_path, rbac_files):
     policy, scenario = rbac_files
-    lab = LabServer(LabSettings(rbac=policy, bookmark_interval=0.2, **API_ONLY), scenario=str(scenario),
+    lab = EmbeddedLab(LabSettings(rbac=policy, bookmark_interval=0.2, **API_ONLY), scenario=str(scenario),
                     kubeconfig_path=tmp_path / "kc" / "kubeconfig")
     await lab.start()
     try:
@@ -133,7 +134,7 @@ async def rbac_lab(tmp_path, rbac_files):
         await lab.stop()
 
 
-def session(lab: LabServer, user: str | None) -> aiohttp.ClientSession:
+def session(lab: EmbeddedLab, user: str | None) -> aiohttp.ClientSession:
     context = ssl.create_default_context(cadata=lab.ca_pem.decode("ascii"))
     headers = {"Authorization": f"Bearer {TOKENS[user]}"} if user else {}
     return aiohttp.ClientSession(base_url=lab.url, headers=headers, connector=aiohttp.TCPConnector(ssl=context))
@@ -375,7 +376,7 @@ def test_a_bad_file_is_one_readable_sentence(tmp_path, text, problem):
 
 
 async def test_a_lab_with_a_bad_file_does_not_start(tmp_path):
-    lab = LabServer(LabSettings(rbac=tmp_path / "missing.yaml", **API_ONLY), kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(rbac=tmp_path / "missing.yaml", **API_ONLY), kubeconfig_path=tmp_path / "kc")
     with pytest.raises(LabError, match="missing.yaml: cannot read the RBAC file: No such file or directory"):
         await lab.start()
 

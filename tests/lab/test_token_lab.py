@@ -13,8 +13,8 @@ import aiohttp
 import pytest
 import yaml
 
+from observatory.embedded import EmbeddedLab
 from observatory.kube.connect import check_reachable, connect
-from observatory.lab.server import LabServer
 from observatory.settings import LabSettings, Settings
 from tests.conftest import API_ONLY
 
@@ -25,7 +25,7 @@ UNAUTHORIZED = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Fai
                 b'"reason":"Unauthorized","code":401}\n')
 
 
-def session(lab: LabServer) -> aiohttp.ClientSession:
+def session(lab: EmbeddedLab) -> aiohttp.ClientSession:
     """A client that trusts the lab's CA (and sends no credentials of its own)."""
     context = ssl.create_default_context(cadata=lab.ca_pem.decode("ascii"))
     return aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context))
@@ -40,7 +40,7 @@ async def run(*argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 async def token_lab(tmp_path):
-    lab = LabServer(LabSettings(token=True, **API_ONLY), scenario="manual-binding",
+    lab = EmbeddedLab(LabSettings(token=True, **API_ONLY), scenario="manual-binding",
                     kubeconfig_path=tmp_path / "kubeconfig")
     await lab.start()
     try:

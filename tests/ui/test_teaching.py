@@ -24,9 +24,9 @@ from rich.console import Console
 from textual.command import CommandList, CommandPalette
 from textual.widgets import Input, TextArea
 
+from observatory.embedded import EmbeddedLab
 from observatory.kube.connect import connect
 from observatory.kube.source import ClusterSource
-from observatory.lab.server import LabServer
 from observatory.model.transcript import LessonProgress, StepProgress
 from observatory.recorder import RecordingSource
 from observatory.settings import LabSettings, Settings
@@ -70,7 +70,7 @@ def lab_settings() -> LabSettings:
 @pytest.fixture
 async def token_lab(tmp_path):
     """A lab that wants a bearer token (HTTPS, generated CA); its kubeconfig carries both."""
-    server = LabServer(LabSettings(token=True, kubelet=False, podgc=False, bookmark_interval=0.2),
+    server = EmbeddedLab(LabSettings(token=True, kubelet=False, podgc=False, bookmark_interval=0.2),
                        scenario="manual-binding", kubeconfig_path=tmp_path / "token-kubeconfig")
     await server.start()
     try:

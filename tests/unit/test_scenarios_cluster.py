@@ -21,10 +21,10 @@ from typing import Any
 import aiohttp
 import pytest
 
+from observatory.embedded import EmbeddedLab
 from observatory.lab import scenarios, strategy
 from observatory.lab.printing import row_cells
 from observatory.lab.scenarios import ScenarioError, list_scenarios, load_scenario, scale
-from observatory.lab.server import LabServer
 from observatory.settings import LabSettings
 
 SHIPPED = ["busy", "gated", "manual-binding", "pair", "refusals"]
@@ -782,7 +782,7 @@ def test_scale_maximum_is_accepted_by_the_parser() -> None:
 # --- the lab accepts every scenario ---------------------------------------------------------------------------------
 
 
-async def served(lab: LabServer, path: str) -> list[dict[str, Any]]:
+async def served(lab: EmbeddedLab, path: str) -> list[dict[str, Any]]:
     async with aiohttp.ClientSession(base_url=lab.url) as session:
         async with session.get(path) as resp:
             assert resp.status == 200, await resp.text()
@@ -792,7 +792,7 @@ async def served(lab: LabServer, path: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("name", [*SHIPPED, "scale:nodes=3,pods=10", "scale:nodes=40,pods=600,seed=3"])
 async def test_lab_starts_with_every_scenario(tmp_path: Path, name: str) -> None:
     expected = load_scenario(name)
-    lab = LabServer(LabSettings(), scenario=name, kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(), scenario=name, kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         for kind, path in (("Namespace", "/api/v1/namespaces"), ("Node", "/api/v1/nodes"), ("Pod", "/api/v1/pods")):
@@ -809,7 +809,7 @@ async def test_lab_starts_with_every_scenario(tmp_path: Path, name: str) -> None
 
 
 async def test_lab_serves_busy(tmp_path: Path) -> None:
-    lab = LabServer(LabSettings(), scenario="busy", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(), scenario="busy", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         nodes = {n["metadata"]["name"]: n for n in await served(lab, "/api/v1/nodes")}
@@ -831,7 +831,7 @@ async def test_lab_serves_busy(tmp_path: Path) -> None:
 
 
 async def test_lab_serves_refusals_and_scale(tmp_path: Path) -> None:
-    lab = LabServer(LabSettings(), scenario="refusals", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(), scenario="refusals", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         pods = {key(p): p for p in await served(lab, "/api/v1/namespaces/sched-lab/pods")}
@@ -840,7 +840,7 @@ async def test_lab_serves_refusals_and_scale(tmp_path: Path) -> None:
                                 "sched-lab/too-much-cpu"]
     finally:
         await lab.stop()
-    lab = LabServer(LabSettings(), scenario="scale:nodes=3,pods=10", kubeconfig_path=tmp_path / "kc2")
+    lab = EmbeddedLab(LabSettings(), scenario="scale:nodes=3,pods=10", kubeconfig_path=tmp_path / "kc2")
     await lab.start()
     try:
         assert len(await served(lab, "/api/v1/nodes")) == 3
@@ -859,7 +859,7 @@ def pod_scheduled(pod: dict) -> tuple[str | None, str | None]:
     return None, None
 
 
-async def settle(lab: LabServer, done, timeout: float = 20.0) -> dict[str, dict]:
+async def settle(lab: EmbeddedLab, done, timeout: float = 20.0) -> dict[str, dict]:
     """Pods by namespace/name once ``done(pods)`` holds, or as they are when ``timeout`` runs out."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
@@ -872,7 +872,7 @@ async def settle(lab: LabServer, done, timeout: float = 20.0) -> dict[str, dict]
 async def test_lab_scheduler_refuses_the_refusals_with_the_pinned_messages(tmp_path: Path) -> None:
     expected = {"sched-lab/too-much-cpu": REFERENCE_TOO_MUCH_CPU, "sched-lab/no-ssd": REFERENCE_NO_SSD,
                 "sched-lab/needs-the-tainted-node": EXPECTED_TAINTED_NODE}
-    lab = LabServer(LabSettings(), scenario="refusals", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(), scenario="refusals", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         pods = await settle(lab, lambda pods: all(pod_scheduled(pods[k])[0] == "Unschedulable" for k in expected)
@@ -889,7 +889,7 @@ async def test_lab_scheduler_places_and_refuses_busy_pods_as_designed(tmp_path: 
               "team-data/ingest-7b9c5d8f6-w4n7h", "sched-lab/fits-anywhere", "sched-lab/only-highmem-fits"}
     refused = {"sched-lab/too-much-cpu", "sched-lab/too-much-memory", "sched-lab/no-nvme", "sched-lab/wrong-zone",
                "sched-lab/wants-a-gpu", "sched-lab/only-on-the-cordoned-node", "team-data/train-bert-large-0"}
-    lab = LabServer(LabSettings(), scenario="busy", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(), scenario="busy", kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         pods = await settle(lab, lambda pods: all(pods[k]["spec"].get("nodeName") for k in placed)

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from observatory import scheduling
+from observatory.embedded import EmbeddedLab
 from observatory.lab import errors
 from observatory.lab.resources import CORE_V1
 from observatory.lab.scenarios import load_scenario
-from observatory.lab.server import LabServer
 from observatory.lab.simulation.events import EventWriter
 from observatory.lab.simulation.scheduler import DefaultScheduler
 from observatory.settings import LabSettings
@@ -39,9 +39,9 @@ def _copy(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def _lab(scenario: str, **settings: Any) -> LabServer:
+def _lab(scenario: str, **settings: Any) -> EmbeddedLab:
     kubeconfig = Path(tempfile.gettempdir()) / "observatory-model-unused" / "kubeconfig"  # never written: no start()
-    return LabServer(LabSettings(**{**API_ONLY, **settings}), scenario=scenario, kubeconfig_path=kubeconfig)
+    return EmbeddedLab(LabSettings(**{**API_ONLY, **settings}), scenario=scenario, kubeconfig_path=kubeconfig)
 
 
 @dataclass
