@@ -33,7 +33,7 @@ import json
 import random
 import statistics
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -108,7 +108,7 @@ class Reflector:
         base = f"/api/v1/namespaces/{self.namespace}" if self.namespace else "/api/v1"
         self.path = f"{base}/{kind}"
 
-    async def run(self) -> AsyncIterator[Delta]:
+    async def run(self) -> AsyncGenerator[Delta, None]:
         """Yield deltas until cancelled (or ``aclose()``): ``WatchState("connecting")``, one :class:`Relisted`,
         ``WatchState("live")``, then :class:`Upserted`/:class:`Deleted` as they happen, with ``WatchState`` changes
         and further :class:`Relisted` as the module docstring describes. Never raises for API or network trouble."""

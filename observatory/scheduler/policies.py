@@ -79,9 +79,9 @@ def _with_most_allocated(pod: PodInfo, snapshot: Snapshot, scores: Mapping[str, 
             continue
         i = score.plugins.index(FIT)
         value = most_allocated_score(pod, info)
-        raw = score.raw[:i] + (value,) + score.raw[i + 1:]
-        normalized = score.normalized[:i] + (value,) + score.normalized[i + 1:]
-        total = sum(v * SCORE_WEIGHTS[p] for p, v in zip(score.plugins, normalized))
+        raw = (*score.raw[:i], value, *score.raw[i + 1:])
+        normalized = (*score.normalized[:i], value, *score.normalized[i + 1:])
+        total = sum(v * SCORE_WEIGHTS[p] for p, v in zip(score.plugins, normalized, strict=True))
         out[name] = NodeScore(name, score.plugins, raw, normalized, total)
     return out
 

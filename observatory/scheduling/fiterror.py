@@ -162,8 +162,7 @@ def _parse_preemption(body: str) -> tuple[PreemptionParse, tuple[str, ...]]:
     head = _HEADER.match(body.lstrip())
     if head is None:
         sentence = body.strip().rstrip(".").strip()
-        reasons = (_reason(sentence),) if sentence else ()
-        return PreemptionParse(raw=body, reasons=reasons), ()
+        return PreemptionParse(raw=body, reasons=(_reason(sentence),) if sentence else ()), ()
     reasons, rest = _histogram(body.lstrip()[head.end():])
     return PreemptionParse(raw=body, total=int(head["n"]), reasons=reasons), _extras(rest)
 

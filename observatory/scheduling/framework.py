@@ -137,7 +137,7 @@ def schedule_one(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Ma
     if info.resources.errors:
         error = "; ".join(info.resources.errors)
         return Decision(info.key, None, verdicts, {}, error, error=error)
-    feasible = [snapshot.get(name) for name, v in verdicts.items() if v.feasible]
+    feasible = [node for name, v in verdicts.items() if v.feasible and (node := snapshot.get(name)) is not None]
     if not feasible:
         by_name = {n.name: n for n in snapshot}
         preemption = preemption_verdicts(info, by_name, verdicts)

@@ -65,12 +65,12 @@ class NodeScore(NamedTuple):
     @property
     def by_plugin(self) -> dict[str, int]:
         """Plugin -> normalised score (0-100)."""
-        return dict(zip(self.plugins, self.normalized))
+        return dict(zip(self.plugins, self.normalized, strict=True))
 
     @property
     def weighted(self) -> dict[str, int]:
         """Plugin -> normalised score times the plugin's weight."""
-        return {p: v * SCORE_WEIGHTS[p] for p, v in zip(self.plugins, self.normalized)}
+        return {p: v * SCORE_WEIGHTS[p] for p, v in zip(self.plugins, self.normalized, strict=True)}
 
 
 def default_normalize_score(scores: Sequence[int], reverse: bool) -> list[int]:
@@ -143,8 +143,8 @@ def score_nodes(pod: PodInfo, nodes: Sequence[NodeInfo]) -> dict[str, NodeScore]
                   else default_normalize_score(values, reverse=False) if plugin == "NodeAffinity" else values
                   for plugin, values in raw.items()]
     weights = [SCORE_WEIGHTS[p] for p in plugins]
-    raw_rows = list(zip(*raw.values()))
+    raw_rows = list(zip(*raw.values(), strict=True))
     out: dict[str, NodeScore] = {}
-    for node, raw_row, norm_row in zip(nodes, raw_rows, zip(*normalized)):
+    for node, raw_row, norm_row in zip(nodes, raw_rows, zip(*normalized, strict=True), strict=True):
         out[node.name] = NodeScore(node.name, plugins, raw_row, norm_row, sum(map(mul, norm_row, weights)))
     return out

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import hashlib
 import logging
 import random
@@ -170,7 +171,12 @@ class Kubelets:
         task = asyncio.get_running_loop().create_task(coro)
         task.purpose = purpose  # type: ignore[attr-defined]
         self._tasks[key] = task
-        task.add_done_callback(lambda t, k=key: self._tasks.pop(k, None) if self._tasks.get(k) is t else None)
+        task.add_done_callback(functools.partial(self._forget, key))
+
+    def _forget(self, key: tuple[str, str], task: asyncio.Task[None]) -> None:
+        """A pod's task ended: forget it, unless a newer task for the same pod has taken its place."""
+        if self._tasks.get(key) is task:
+            self._tasks.pop(key, None)
 
     # -- pod lifecycle ---------------------------------------------------------------------------------------------
 

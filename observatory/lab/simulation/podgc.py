@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 from typing import Any
 
 from observatory.lab import errors
@@ -66,7 +67,10 @@ class PodGC:
         if key not in self._pending and self._orphaned(pod):
             task = asyncio.get_running_loop().create_task(self._collect(key))
             self._pending[key] = task
-            task.add_done_callback(lambda t, k=key: self._pending.pop(k, None))
+            task.add_done_callback(functools.partial(self._forget, key))
+
+    def _forget(self, key: tuple[str, str], _task: asyncio.Task[None]) -> None:
+        self._pending.pop(key, None)
 
     async def _collect(self, key: tuple[str, str]) -> None:
         await asyncio.sleep(self.settings.podgc_quarantine)
