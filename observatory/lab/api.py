@@ -53,6 +53,9 @@ class LabContext:
     server_address: str = ""
     rbac: rbac.Policy | None = None
     """The RBAC lab's users and rules (``LabSettings.rbac``); None: any authenticated request may do anything."""
+    control_plane_token: str | None = None
+    """The bearer token of the lab's own control-plane clients (its default-scheduler), which may do anything, as
+    ``system:kube-scheduler`` may do what the scheduler needs on a real cluster; None: the lab demands no token."""
 
 
 CONTEXT_KEY = web.AppKey("lab", LabContext)
@@ -85,12 +88,16 @@ def bearer_token(request: web.Request) -> str | None:
 def authenticated(lab: LabContext, request: web.Request) -> bool:
     """Whether a request may go on when the lab demands ``lab.token``. As kube-apiserver's authentication chain
     (a union that fails on error, then anonymous): a wrong bearer token is rejected everywhere, and a request with
-    no credentials only reaches :data:`ANONYMOUS_PATHS`."""
+    no credentials only reaches :data:`ANONYMOUS_PATHS`. The control plane's own token is accepted in any lab that
+    demands one (and is then authorized for everything: no user is attached to the request)."""
+    token = bearer_token(request)
+    if lab.control_plane_token is not None and token is not None and hmac.compare_digest(
+            token.encode(), lab.control_plane_token.encode()):
+        return True
     if lab.rbac is not None:  # the tokens of an RBAC lab's users (lab/rbac.py)
         return rbac.authenticate(lab.rbac, request, bearer_token(request), ANONYMOUS_PATHS)
     if lab.token is None:
         return True
-    token = bearer_token(request)
     if token is None:
         return request.path in ANONYMOUS_PATHS
     return hmac.compare_digest(token.encode(), lab.token.encode())

@@ -114,6 +114,9 @@ class LabServer:
         self.user_kubeconfigs: dict[str, Path] = {}
         """An RBAC lab's kubeconfig per user (user name -> path), written by :meth:`start`."""
         self.ca_pem: bytes | None = None
+        self.control_plane_token: str | None = None
+        """The bearer token of the lab's own control-plane clients (see :class:`~observatory.lab.api.LabContext`),
+        set by :meth:`start` when the lab demands tokens."""
         self.simulations = Simulations(self.registry, self.settings)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -157,6 +160,7 @@ class LabServer:
             ssl_context = tls.ssl_context()
             self.ca_pem = tls.ca_pem
             self.token = self.rbac.kubeconfig_user.token if self.rbac else security.generate_token()
+            self.control_plane_token = security.generate_token()
         try:
             sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -168,7 +172,8 @@ class LabServer:
         scheme = "https" if ssl_context else "http"
         host_part = f"[{advertised}]" if ":" in advertised else advertised
         self.url = f"{scheme}://{host_part}:{port}"
-        context = LabContext(self.store, self.registry, self.settings, self.token, f"{host_part}:{port}", rbac=self.rbac)
+        context = LabContext(self.store, self.registry, self.settings, self.token, f"{host_part}:{port}", rbac=self.rbac,
+                             control_plane_token=self.control_plane_token)
         self._runner = web.AppRunner(build_app(context), access_log=None, shutdown_timeout=1.0,
                                      handler_cancellation=True)
         await self._runner.setup()

@@ -1,9 +1,15 @@
 """The scheduler program: watch, decide, bind, record; one :class:`SchedulingDecision` per attempt.
 
-What :meth:`Scheduler.decisions` runs, over one kubernetes-asyncio ApiClient (everything through :mod:`observatory.kube`):
+This is observatory's one scheduler: ``observatory schedule`` runs it, the screen runs it in-process, and the lab's
+default-scheduler is this class too, connected to the lab's API server over HTTP as kube-scheduler connects to
+kube-apiserver (:mod:`observatory.embedded`).
+
+What :meth:`Scheduler.decisions` runs, over one kubernetes-asyncio ApiClient (everything through
+:mod:`observatory.kube`):
 
 1. Three reflectors (list then watch, :class:`~observatory.kube.reflector.Reflector`): the pods waiting for this
-   scheduler, ``fieldSelector=spec.schedulerName=NAME,spec.nodeName=`` in the scheduled namespace (or all); the
+   scheduler, ``fieldSelector=spec.schedulerName=NAME,spec.nodeName=`` in the scheduled namespace (or all; with
+   several profiles, ``spec.nodeName=`` and the names checked here, as kube-scheduler's ``responsibleForPod``); the
    bound pods of every namespace, ``fieldSelector=spec.nodeName!=``, so what each node already runs is counted; and
    the nodes. Scheduling starts once all three have listed (``WaitForCacheSync``) and, with leader election, once
    this instance leads.
@@ -12,16 +18,19 @@ What :meth:`Scheduler.decisions` runs, over one kubernetes-asyncio ApiClient (ev
    when its turn comes gets upstream's ``skip schedule deleting pod: NS/NAME`` FailedScheduling event.
 3. A scheduling cycle runs the one framework (:func:`observatory.scheduling.schedule_one` over a
    :class:`~observatory.scheduling.Snapshot` kept up to date from the watches) and the ``--policy``
-   (:mod:`.policies`). The chosen pod is *assumed* on its node at once, so the next cycle counts it. Cycles are
+   (:mod:`.policies`). The chosen pod is *assumed* on its node at once, so the next cycle counts it; an update of an
+   assumed pod (a label, a controller's patch) does not queue it again (``updatePodInSchedulingQueue`` in
+   ``eventhandlers.go`` returns for an assumed pod), so it is never decided twice. Cycles are
    numbered from 1 in the order pods leave the queue; each decision carries its cycle's number and start time
    (``SchedulingDecision.cycle``/``started``), since a refusal is known at once and a Binding only when answered.
-4. The binding cycle runs concurrently (up to ``bind_concurrency`` Bindings in flight):
-   ``POST /api/v1/namespaces/{ns}/pods/{name}/binding`` (:func:`observatory.kube.binding.post_binding`). 2xx:
-   a Normal ``Scheduled`` event ``Successfully assigned NS/NAME to NODE`` (action ``Binding``). 409 (another binder
-   won the race): final; the assumption is dropped, nothing is retried and no event or status is written (the pod is
-   bound, so there is nothing to report on it; kube-scheduler would record a SchedulerError). Any other failure:
-   ``PodScheduled=False``/``SchedulerError`` and a FailedScheduling event ``binding rejected: running Bind plugin
-   "DefaultBinder": …``, then a retry after the backoff.
+4. The binding cycle runs concurrently (up to ``bind_concurrency`` Bindings in flight), ``bind_delay`` seconds
+   after the decision: ``POST /api/v1/namespaces/{ns}/pods/{name}/binding``
+   (:func:`observatory.kube.binding.post_binding`). 2xx: a Normal ``Scheduled`` event ``Successfully assigned
+   NS/NAME to NODE`` (action ``Binding``). Any failure: the assumption is dropped, and ``handleBindingCycleError``
+   → ``handleSchedulingFailure`` write a FailedScheduling event ``binding rejected: running Bind plugin
+   "DefaultBinder": …`` and ``PodScheduled=False``/``SchedulerError`` with the same text. A 409 (another binder won
+   the race; the pod is assigned) is final: upstream does not queue an assigned pod again. A 404 (the pod is gone)
+   writes nothing. Any other failure is retried after the backoff.
 5. No feasible node: a Warning ``FailedScheduling`` event with the FitError text (truncated to 1,024 characters as
    ``truncateMessage`` does; action ``Scheduling``), and ``PodScheduled=False``/``Unschedulable`` with the full
    text through ``PATCH pods/{name}/status`` (:func:`~.objects.condition_patch`). The pod waits for a change of the
@@ -39,7 +48,7 @@ import random
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -48,7 +57,6 @@ from observatory import scheduling
 from observatory.kube.binding import post_binding
 from observatory.kube.fetch import ApiError, Unreachable, send_json
 from observatory.kube.reflector import Reflector
-from observatory.lab.simulation.scheduler import truncate_message
 from observatory.model.decisions import SchedulerStopped, SchedulingDecision
 from observatory.model.deltas import Deleted, Relisted, Upserted, WatchState
 from observatory.model.exchange import BindingExchange
@@ -58,7 +66,8 @@ from observatory.scheduler.events import EventRecorder
 from observatory.scheduler.objects import condition_patch
 from observatory.scheduler.options import SchedulerOptions, field_selector
 from observatory.scheduler.policies import choose
-from observatory.scheduler.queue import SchedulingQueue
+from observatory.scheduling.messages import truncate_message
+from observatory.scheduling.queue import SchedulingQueue
 
 __all__ = ["Scheduler", "SchedulerOptions"]
 
@@ -86,10 +95,14 @@ class Scheduler:
         self.hostname = options.hostname or socket.gethostname()
         self.identity = f"{self.hostname}_{uuid.uuid4()}"
         self.instance = f"{self.name}-{self.hostname}"
+        self.names = options.names
         self.queue = SchedulingQueue()
         self.cache = ClusterCache()
         self.unbound: dict[Key, dict[str, Any]] = {}
-        self.recorder = EventRecorder(api, self.name, self.instance, log=self.log)
+        self.recorders = {name: EventRecorder(api, name, f"{name}-{self.hostname}", log=self.log)
+                          for name in self.names}
+        """One events/v1 recorder per profile: its events' reportingController and reportingInstance."""
+        self.recorder = self.recorders[self.name]
         self.elector: LeaderElector | None = None
         if options.leader_elect:
             self.elector = LeaderElector(api, options.lease_namespace, options.lease_name or self.name,
@@ -111,11 +124,11 @@ class Scheduler:
 
     # -- running -------------------------------------------------------------------------------------------------
 
-    async def decisions(self) -> AsyncIterator[SchedulingDecision]:
+    async def decisions(self) -> AsyncGenerator[SchedulingDecision, None]:
         """Run the scheduler and yield each decision as it is made, until the consumer stops iterating (or the task
         is cancelled): then the watches stop, Bindings in flight get up to 2 s, and a held Lease is released.
         Raises :class:`~observatory.model.decisions.SchedulerStopped` when the Lease is lost."""
-        selector = field_selector(self.name)
+        selector = field_selector(self.name) if len(self.names) == 1 else "spec.nodeName="
         streams = [
             (UNBOUND, Reflector(self.api, "pods", self.namespace, field_selector=selector, **self.reflector_options)),
             (BOUND, Reflector(self.api, "pods", None, field_selector="spec.nodeName!=", **self.reflector_options)),
@@ -124,7 +137,7 @@ class Scheduler:
         tasks = [asyncio.create_task(self._guard(self._consume(name, reflector))) for name, reflector in streams]
         tasks.append(asyncio.create_task(self._guard(self._schedule_loop())))
         if not self.options.dry_run:
-            tasks.append(asyncio.create_task(self._guard(self.recorder.maintain())))
+            tasks.extend(asyncio.create_task(self._guard(recorder.maintain())) for recorder in self.recorders.values())
         try:
             while True:
                 item = await self._out.get()
@@ -196,9 +209,10 @@ class Scheduler:
                     self._synced.add(stream)
                     if len(self._synced) == 3:
                         self.log(f"Synced: {len(self.cache.nodes)} nodes, {len(self.cache.bound)} bound pods, "
-                                 f"{len(self.unbound)} waiting for {self.name}.")
+                                 f"{len(self.unbound)} waiting for {', '.join(self.names)}.")
                         self._ready.set()
                         self._wake.set()
+        return None
 
     def _watch_state(self, stream: str, state: WatchState) -> None:
         previous = self._states.get(stream)
@@ -208,9 +222,22 @@ class Scheduler:
         elif state.state == "live" and previous in ("stale", "forbidden", "resyncing"):
             self.log(f"The watch of {stream} is live again.")
 
+    def profile(self, pod: Mapping[str, Any]) -> str:
+        """The profile that answers for ``pod``: its schedulerName when this instance serves it, else the first."""
+        name = (pod.get("spec") or {}).get("schedulerName") or scheduling.DEFAULT_SCHEDULER_NAME
+        return name if name in self.names else self.name
+
+    def _not_responsible(self, pod: Mapping[str, Any]) -> str | None:
+        return scheduling.not_responsible_reason(pod, self.profile(pod))
+
     def _offer(self, key: Key, pod: dict[str, Any]) -> None:
-        """Queue a waiting pod, or hold it out (gated, not ours, bound)."""
-        reason = scheduling.not_responsible_reason(pod, self.name)
+        """Queue a waiting pod, or hold it out (gated, not ours, bound). A pod assumed on a node, whose Binding is on
+        its way, stays out whatever changed in it: ``updatePodInSchedulingQueue`` returns for an assumed pod, so a
+        label or a controller's patch inside the binding cycle never decides it twice. A dry run never binds, so
+        there a changed spec is decided again."""
+        if key in self.cache.assumed and not self.options.dry_run:
+            return
+        reason = self._not_responsible(pod)
         if reason is None or reason == "being deleted":
             if self.queue.add(key, pod, time.monotonic()):
                 self._wake.set()
@@ -284,7 +311,7 @@ class Scheduler:
         meta = pod.get("metadata") or {}
         return SchedulingDecision(
             pod=f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}", uid=str(meta.get("uid") or ""),
-            scheduler_name=self.name, policy=self.options.policy, attempt=attempt, verdicts=dict(verdicts),
+            scheduler_name=self.profile(pod), policy=self.options.policy, attempt=attempt, verdicts=dict(verdicts),
             scores=dict(scores or {}), node=node, message=message, exchange=exchange, outcome=outcome,
             time=datetime.now(UTC), plugin_scores=dict(plugin_scores or {}), dry_run=self.options.dry_run,
             cycle=cycle[0], started=cycle[1])
@@ -295,7 +322,7 @@ class Scheduler:
         if pod is None:
             self.queue.remove(key)
             return False
-        reason = scheduling.not_responsible_reason(pod, self.name)
+        reason = self._not_responsible(pod)
         if reason is not None and reason != "being deleted":
             self.queue.remove(key)
             return False
@@ -305,7 +332,8 @@ class Scheduler:
             self.queue.remove(key)
             message = f"skip schedule deleting pod: {key[0]}/{key[1]}"
             if not self.options.dry_run:
-                self._spawn_write(self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", message))
+                self._spawn_write(self._recorder(pod).record(pod, "Warning", "FailedScheduling", "Scheduling",
+                                                             message))
             self._out.put_nowait(self._decision(pod, cycle, self.queue.attempts(key) + 1, {}, outcome="skipped",
                                                 message=message))
             return False
@@ -342,27 +370,30 @@ class Scheduler:
         """The binding cycle: POST the Binding, then record the outcome."""
         meta = pod.get("metadata") or {}
         try:
+            if self.options.bind_delay:
+                await asyncio.sleep(self.options.bind_delay)
             exchange = await post_binding(self.api, key[0], key[1], choice.node, uid=meta.get("uid") or None)
         finally:
             self._slots.release()
         scored = {"scores": choice.scores, "plugin_scores": choice.plugin_scores}
         if exchange.ok:
             note = scheduling.scheduled_message(key[0], key[1], choice.node)
-            self._spawn_write(self.recorder.record(pod, "Normal", "Scheduled", "Binding", note))
+            self._spawn_write(self._recorder(pod).record(pod, "Normal", "Scheduled", "Binding", note))
             self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="bound", node=choice.node,
                                                 exchange=exchange, **scored))
             return
         self.cache.forget(key)
         message = exchange.status_message or exchange.error or exchange.status_line
+        error = f'binding rejected: running Bind plugin "DefaultBinder": {message}'
         if exchange.status == 409:
             self.queue.remove(key)
+            self._record_failure(self.unbound.get(key, pod), "SchedulerError", error)
             self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="conflict", node=choice.node,
                                                 message=message, exchange=exchange, **scored))
             return
         if exchange.status == 404:
             self.queue.remove(key)
         else:
-            error = f'binding rejected: running Bind plugin "DefaultBinder": {message}'
             self._record_failure(self.unbound.get(key, pod), "SchedulerError", error)
             delay = self.queue.retry(key, time.monotonic())
             message = f"{error} (retrying in {delay:g} s)"
@@ -376,8 +407,11 @@ class Scheduler:
             return
         self._spawn_write(self._fail(pod, reason, message))
 
+    def _recorder(self, pod: Mapping[str, Any]) -> EventRecorder:
+        return self.recorders[self.profile(pod)]
+
     async def _fail(self, pod: dict[str, Any], reason: str, message: str) -> None:
-        await self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
+        await self._recorder(pod).record(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
         patch = condition_patch(pod, reason, message)
         if patch is None:
             return

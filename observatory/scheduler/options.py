@@ -48,7 +48,11 @@ class SchedulerOptions:
     events' reportingController and, by default, its Lease's name). ``policy``: one of
     :data:`~.policies.POLICIES`. ``seed``: for the ``random`` policy. Lease timings in seconds (upstream defaults
     15, 10, 2). ``hostname``: for ``reportingInstance`` (``NAME-<hostname>``) and the Lease holder identity
-    (``<hostname>_<uuid>``); default the machine's. ``bind_concurrency``: Bindings in flight at once."""
+    (``<hostname>_<uuid>``); default the machine's. ``bind_concurrency``: Bindings in flight at once.
+    ``profiles``: further schedulerNames the same instance serves, as kube-scheduler's ``profiles`` do (each writes
+    its events as its own reportingController, ``<profile>-<hostname>``). ``bind_delay``: seconds between a decision
+    and its Binding POST (the lab's default-scheduler pauses so that watchers see the pod Pending first; 0 for
+    kube-scheduler's behaviour)."""
 
     scheduler_name: str
     policy: str = DEFAULT_POLICY
@@ -62,6 +66,13 @@ class SchedulerOptions:
     retry_period: float = 2.0
     hostname: str = ""
     bind_concurrency: int = 16
+    profiles: tuple[str, ...] = ()
+    bind_delay: float = 0.0
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every schedulerName served: ``scheduler_name`` first, then the further ``profiles``, without repeats."""
+        return tuple(dict.fromkeys((self.scheduler_name, *self.profiles)))
 
     def validate(self) -> None:
         """ValueError, in words, for options that cannot run."""
@@ -74,6 +85,12 @@ class SchedulerOptions:
             raise ValueError(f"unknown --policy {self.policy!r}: choose one of {', '.join(POLICIES)}")
         if self.bind_concurrency < 1:
             raise ValueError("bind concurrency must be at least 1")
+        if not (math.isfinite(self.bind_delay) and self.bind_delay >= 0):
+            raise ValueError(f"the bind delay must be a finite number of seconds, at least 0 (got {self.bind_delay})")
+        for profile in self.profiles:
+            if not profile or profile != profile.strip():
+                raise ValueError(f"profile {profile!r} is not a schedulerName: it must be non-empty, without leading "
+                                 "or trailing spaces")
         if self.leader_elect:
             if self.dry_run:
                 raise ValueError("--dry-run writes nothing, not even a Lease: it cannot be combined with "

@@ -25,9 +25,27 @@ from typing import Protocol
 from .preemption import NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER, PREEMPTION_NOT_HELPFUL, PreemptionVerdict
 
 __all__ = [
-    "DRA_NO_CLAIMS_TO_DEALLOCATE", "NO_NODES_AVAILABLE", "fit_error_message", "postfilter_message",
-    "reasons_histogram", "scheduled_message",
+    "DRA_NO_CLAIMS_TO_DEALLOCATE",
+    "NOTE_LENGTH_LIMIT",
+    "NO_NODES_AVAILABLE",
+    "fit_error_message",
+    "postfilter_message",
+    "reasons_histogram",
+    "scheduled_message",
+    "truncate_message",
 ]
+
+NOTE_LENGTH_LIMIT = 1024
+"""``validation.NoteLengthLimit``: an event's note (message) is at most this many characters."""
+
+
+def truncate_message(message: str) -> str:
+    """``truncateMessage`` in ``schedule_one.go``: a FailedScheduling note longer than :data:`NOTE_LENGTH_LIMIT` is
+    cut to fit and ends with `` ...``; the PodScheduled condition keeps the whole text."""
+    if len(message) <= NOTE_LENGTH_LIMIT:
+        return message
+    suffix = " ..."
+    return message[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 DRA_NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
@@ -35,8 +53,11 @@ NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 
 
 class _HasStatus(Protocol):
-    code: str
-    reasons: tuple[str, ...]
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def reasons(self) -> tuple[str, ...]: ...
 
 
 def reasons_histogram(statuses: Iterable[_HasStatus], num_nodes: int | None = None,

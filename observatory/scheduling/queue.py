@@ -1,8 +1,10 @@
-"""The scheduling queue of ``observatory schedule``: active, backoff and unschedulable pods. Pure, no I/O.
+"""The scheduling queue: active, backoff and unschedulable pods. Pure, no I/O.
 
-A small model of kube-scheduler's ``PriorityQueue`` (``pkg/scheduler/backend/queue/scheduling_queue.go``), with the
-lab's simulated scheduler's constants (:data:`INITIAL_BACKOFF` 1 s doubling to :data:`MAX_BACKOFF` 10 s,
-:data:`MAX_IN_UNSCHEDULABLE` 5 minutes):
+A small model of kube-scheduler's ``PriorityQueue`` (``pkg/scheduler/backend/queue/scheduling_queue.go``), with
+upstream's defaults (``DefaultPodInitialBackoffDuration`` 1 s doubling to ``DefaultPodMaxBackoffDuration`` 10 s,
+``DefaultPodMaxInUnschedulablePodsDuration`` 5 minutes), used by observatory's one scheduler
+(:mod:`observatory.scheduler.loop`), which runs as ``observatory schedule``, inside the screen and as the lab's
+default-scheduler:
 
 * :meth:`SchedulingQueue.add` queues a pod (again when its spec changed) as active; :meth:`pop` hands out the
   active pod with the highest priority, then the oldest (creationTimestamp), then by key;
@@ -23,9 +25,15 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
-from observatory.lab.simulation.scheduler import INITIAL_BACKOFF, MAX_BACKOFF, MAX_IN_UNSCHEDULABLE
-
 __all__ = ["INITIAL_BACKOFF", "MAX_BACKOFF", "MAX_IN_UNSCHEDULABLE", "SchedulingQueue", "backoff"]
+
+INITIAL_BACKOFF = 1.0
+"""Seconds of backoff after the first failed attempt (``DefaultPodInitialBackoffDuration``)."""
+MAX_BACKOFF = 10.0
+"""The backoff doubles per failed attempt up to this many seconds (``DefaultPodMaxBackoffDuration``)."""
+MAX_IN_UNSCHEDULABLE = 300.0
+"""Seconds an unschedulable pod waits for a cluster change before it is flushed back to be tried again
+(``DefaultPodMaxInUnschedulablePodsDuration``, checked by ``flushUnschedulablePodsLeftover`` every 30 s)."""
 
 Key = tuple[str, str]
 ACTIVE, BACKOFF, UNSCHEDULABLE, DONE = "active", "backoff", "unschedulable", "done"
@@ -72,7 +80,7 @@ class SchedulingQueue:
         return sum(1 for e in self._entries.values() if e.state != DONE)
 
     def __contains__(self, key: object) -> bool:
-        entry = self._entries.get(key)  # type: ignore[arg-type]
+        entry = self._entries.get(key) if isinstance(key, tuple) else None
         return entry is not None and entry.state != DONE
 
     def state(self, key: Key) -> str | None:

@@ -86,6 +86,9 @@ def test_state_survives_a_restart_and_the_resource_version_continues(tmp_path, k
     state = tmp_path / "state.json"
     lab = start_lab(tmp_path, "--state", str(state))
     assert lab.sh("kubectl run keep --image=nginx --restart=Never").returncode == 0
+    # once Running, nothing changes the pod any more: its resourceVersion is the one the state file keeps
+    waited = lab.sh("kubectl wait '--for=jsonpath={.status.phase}=Running' pod/keep --timeout=30s")
+    assert waited.returncode == 0, waited.stderr
     rv_before = int(json.loads(lab.sh("kubectl get pod keep -o json").stdout)["metadata"]["resourceVersion"])
     stop(lab)
     assert state.exists()

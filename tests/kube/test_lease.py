@@ -23,8 +23,8 @@ def test_lease_path():
 
 @pytest.mark.parametrize("lab_settings", [LabSettings(**{**API_ONLY, "scheduler": True})])
 async def test_the_simulated_scheduler_holds_the_kube_scheduler_lease(lab, conn):
-    # observatory/lab/simulation/scheduler.py: identity "<control-plane node>_<uuid>", leaseDurationSeconds 15,
-    # renewed every 2 s.
+    # observatory/embedded.py: the lab's default-scheduler is leader-elected on kube-system/kube-scheduler, identity
+    # "<control-plane node>_<uuid>", leaseDurationSeconds 15, renewed every 2 s.
     await until(lambda: lab.store.get("leases", "kube-system", "kube-scheduler"), "the scheduler's Lease")
     lease = await ClusterSource(conn).read_lease("kube-system", "kube-scheduler")
     assert (lease.key, lease.problem, lease.duration_seconds) == ("kube-system/kube-scheduler", "", 15)

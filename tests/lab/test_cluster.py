@@ -85,16 +85,27 @@ async def test_node_selector_miss_gets_the_exact_message(cluster):
 
 
 async def test_a_repeated_refusal_updates_the_series_of_one_event(cluster):
+    """client-go's events/v1 recorder joins isomorphic events into a series, keyed by the whole ``regarding``
+    reference, resourceVersion included (``getKey`` in ``tools/events/event_broadcaster.go``). The first refusal's
+    PodScheduled=False patch gives the pod a new resourceVersion, so the second refusal is a new event; the third
+    (no status change between) joins it: ``kubectl describe`` shows one line and one ``(x2 over …)`` line."""
     lab, http = cluster
     await create(http, pod("ssd", nodeSelector={"disktype": "ssd"}))
-    await eventually(lambda: list(lab.store.iter("events", "default")))
-    # A node change requeues the pod; after its backoff it is refused again with the same text.
-    async with http.patch("/api/v1/nodes/pair-worker", data=json.dumps({"metadata": {"labels": {"zone": "a"}}}),
-                          headers={"Content-Type": "application/strategic-merge-patch+json"}) as resp:
-        assert resp.status == 200
-    [event] = await eventually(lambda: [e for e in lab.store.iter("events", "default") if e.get("series")])
+
+    def refusals() -> list[dict]:
+        return [e for e in lab.store.iter("events", "default") if e["reason"] == "FailedScheduling"]
+
+    await eventually(refusals)
+    for attempt, zone in ((2, "a"), (3, "b")):
+        # A node change requeues the pod; after its backoff it is refused again with the same text.
+        async with http.patch("/api/v1/nodes/pair-worker", data=json.dumps({"metadata": {"labels": {"zone": zone}}}),
+                              headers={"Content-Type": "application/strategic-merge-patch+json"}) as resp:
+            assert resp.status == 200
+        if attempt == 2:
+            await eventually(lambda: len(refusals()) == 2, "the second refusal's event")
+    [event] = await eventually(lambda: [e for e in refusals() if e.get("series")], "the series", 20)
     assert event["series"]["count"] == 2 and event["series"]["lastObservedTime"].endswith("Z")
-    assert len(list(lab.store.iter("events", "default"))) == 1
+    assert len(refusals()) == 2 and all(e["message"] == SSD for e in refusals())
 
 
 async def test_gated_pod_gets_no_event_and_keeps_scheduling_gated(cluster):
@@ -156,6 +167,9 @@ async def test_manual_pod_gets_no_event_until_hand_bound_then_only_kubelet_event
 async def test_race_hand_bind_wins_and_the_scheduler_records_scheduler_error(cluster):
     lab, http = cluster
     created = await create(http, pod("race"))
+    # The hand-bind lands inside the scheduler's bind delay: after its decision, before its Binding.
+    await eventually(lambda: lab.scheduler is not None and ("default", "race") in lab.scheduler.cache.assumed,
+                     "the scheduler's decision")
     binding = {"metadata": {"name": "race", "uid": created["metadata"]["uid"]}, "target": {"name": "pair-worker"}}
     async with http.post("/api/v1/namespaces/default/pods/race/binding", json=binding) as resp:
         assert resp.status == 201
@@ -180,6 +194,8 @@ async def test_race_scheduler_wins_and_the_hand_bind_gets_409(cluster):
         assert resp.status == 409
         assert (await resp.json())["message"] == (
             f'Operation cannot be fulfilled on pods/binding "race": pod race is already assigned to node "{node}"')
+    # the scheduler writes its Scheduled event once its Binding is answered, a moment after nodeName is set
+    await eventually(lambda: [e for e in lab.store.iter("events", "default") if e["involvedObject"]["name"] == "race"])
     assert [e["reason"] for e in await events_for(http, "race")] == ["Scheduled"]
 
 

@@ -139,7 +139,10 @@ async def test_read_only_source_is_a_dry_run(lab, conn, http):
 
 
 async def test_a_409_is_final(lab, conn, http, monkeypatch):
-    """Another binder wins between the decision and the POST: the 409 is reported, not retried, no Scheduled."""
+    """Another binder wins between the decision and the POST: the 409 is reported, not retried, no Scheduled.
+    As kube-scheduler, the failed binding cycle still goes through ``handleSchedulingFailure``: a FailedScheduling
+    event ``binding rejected: running Bind plugin "DefaultBinder": …`` and PodScheduled=False/SchedulerError (the
+    lab's default-scheduler, the same code, is held to the reference's captured text in tests/lab/test_cluster.py)."""
     real = binding.post_binding
 
     async def racing(api, namespace, name, node, **kw):
@@ -163,7 +166,13 @@ async def test_a_409_is_final(lab, conn, http, monkeypatch):
     assert conflict[0].message == ('Operation cannot be fulfilled on pods/binding "raced": pod raced is already '
                                    'assigned to node "pair-control-plane"')
     assert node_of(lab, "raced") == "pair-control-plane"
-    assert not events(lab, "raced", "Scheduled") and not events(lab, "raced", "FailedScheduling")
+    rejected = 'binding rejected: running Bind plugin "DefaultBinder": ' + conflict[0].message
+    [failed] = await eventually(lambda: events(lab, "raced", "FailedScheduling"), "the FailedScheduling event", 10)
+    assert failed["message"] == rejected and failed["reportingComponent"] == SCHEDULER
+    assert not events(lab, "raced", "Scheduled")
+    condition = await eventually(lambda: next((c for c in lab.store.get("pods", "sched-lab", "raced")["status"]
+                                               .get("conditions", []) if c["type"] == "PodScheduled"), None))
+    assert (condition["status"], condition["reason"], condition["message"]) == ("False", "SchedulerError", rejected)
 
 
 async def test_invalid_options_are_refused_before_anything_runs(conn):

@@ -19,8 +19,8 @@ from observatory.scheduler import SchedulerOptions
 from observatory.scheduler.objects import condition_patch, lease_spec, legacy_event, scheduler_event
 from observatory.scheduler.options import field_selector
 from observatory.scheduler.policies import POLICIES, choose, most_allocated_score
-from observatory.scheduler.queue import SchedulingQueue, backoff
 from observatory.scheduling import PodInfo, Snapshot, schedule_one
+from observatory.scheduling.queue import SchedulingQueue, backoff
 from tests.unit.scheduling.objects import node, pod
 
 TAINT = {"key": "example.com/dedicated", "value": "db", "effect": "NoSchedule"}

@@ -1,8 +1,9 @@
-"""The lab's simulated control plane: default-scheduler, kubelets, pod GC and node lifecycle.
+"""The lab's simulated node-side and controller components: kubelets, pod GC and node lifecycle.
 
 Each component is a client of the store (list-then-watch through :mod:`.informer`, writes through the registry),
-never reaching into its dicts, so it behaves towards the API exactly as its real counterpart does: a hand-bind that
-beats the scheduler makes the scheduler's own bind fail with the 409, and so on.
+never reaching into its dicts, so it behaves towards the API exactly as its real counterpart does. The lab's
+default-scheduler is not here: it is observatory's one scheduler, a client of the lab over HTTP
+(:mod:`observatory.embedded`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ class Simulations:
     def __init__(self, registry: Registry, settings: LabSettings) -> None:
         self.registry = registry
         self.settings = settings
-        self.scheduler: Any = None
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
@@ -33,15 +33,11 @@ class Simulations:
         from observatory.lab.simulation.kubelet import Kubelets
         from observatory.lab.simulation.nodelifecycle import NodeLifecycle
         from observatory.lab.simulation.podgc import PodGC
-        from observatory.lab.simulation.scheduler import DefaultScheduler
 
         events = EventWriter(self.registry)
         components: list[Any] = []
         if self.settings.node_lifecycle:
             components.append(NodeLifecycle(self.registry))
-        if self.settings.scheduler:
-            self.scheduler = DefaultScheduler(self.registry, events, self.settings, host=_scheduler_host(self.registry))
-            components.append(self.scheduler)
         if self.settings.kubelet:
             components.append(Kubelets(self.registry, events, self.settings))
         if self.settings.podgc:
@@ -71,7 +67,7 @@ def _report_crash(task: asyncio.Task[None]) -> None:
         log.error("simulated component %s stopped: %r", task.get_name(), task.exception())
 
 
-def _scheduler_host(registry: Registry) -> str:
+def scheduler_host(registry: Registry) -> str:
     """The host kube-scheduler runs on: the control-plane node when the lab has one (as in kind), else this host."""
     for node in registry.store.iter("nodes"):
         if "node-role.kubernetes.io/control-plane" in ((node.get("metadata") or {}).get("labels") or {}):

@@ -2,8 +2,10 @@
 
 * :func:`busy` — the ``busy`` scenario as a cluster would serve it: objects created through the lab's registry
   (uid, resourceVersion, creationTimestamp, defaults), pod statuses written as a kubelet would (PUT .../status),
-  and the lab's own default-scheduler code recording FailedScheduling events and PodScheduled=False conditions for
-  the pods it cannot place; kubelet events for one running pod. Statuses and events are the lab's, not hand-made.
+  and the FailedScheduling events and PodScheduled=False conditions of the pods it cannot place, built by the
+  scheduler's own code (:mod:`observatory.scheduler.objects`: the events.k8s.io/v1 Event and the status patch) and
+  written through the lab's registry as its API handlers write them; kubelet events for one running pod.
+  Statuses and events are the lab's and the scheduler's, not hand-made.
 * :func:`manual_binding` — a recorded watch stream: the ``manual-binding`` scenario with the lab's scheduler and
   kubelets running; ``sched-lab/manual`` is bound to ``pair-worker`` through the registry (as a Binding POST is),
   the kubelet starts it, then a second Binding to ``pair-control-plane`` is refused with 409.
@@ -24,11 +26,12 @@ from typing import Any
 
 from observatory import scheduling
 from observatory.embedded import EmbeddedLab
-from observatory.lab import errors
+from observatory.lab import errors, events_v1_api
 from observatory.lab.resources import CORE_V1
 from observatory.lab.scenarios import load_scenario
 from observatory.lab.simulation.events import EventWriter
-from observatory.lab.simulation.scheduler import DefaultScheduler
+from observatory.scheduler.objects import condition_patch, scheduler_event
+from observatory.scheduling.messages import truncate_message
 from observatory.settings import LabSettings
 
 KINDS = ("pods", "nodes", "events")
@@ -40,7 +43,8 @@ def _copy(value: Any) -> Any:
 
 
 def _lab(scenario: str, **settings: Any) -> EmbeddedLab:
-    kubeconfig = Path(tempfile.gettempdir()) / "observatory-model-unused" / "kubeconfig"  # never written: no start()
+    """A lab to load (its store only) or to start: a started one writes its kubeconfig to a fresh temporary folder."""
+    kubeconfig = Path(tempfile.mkdtemp(prefix="observatory-model-")) / "kubeconfig"
     return EmbeddedLab(LabSettings(**{**API_ONLY, **settings}), scenario=scenario, kubeconfig_path=kubeconfig)
 
 
@@ -75,16 +79,15 @@ def _busy() -> Cluster:
             registry.update_status(CORE_V1["pods"], meta["namespace"], meta["name"],
                                    {"metadata": {}, "status": manifest["status"]})
     writer = EventWriter(registry)
-    scheduler = DefaultScheduler(registry, writer, LabSettings(**API_ONLY), host="busy-control-plane")
     nodes = list(server.store.iter("nodes"))
     pods = list(server.store.iter("pods"))
     snapshot = scheduling.Snapshot(nodes, pods)
     for pod in pods:
-        if not scheduler.responsible(pod):
+        if not scheduling.responsible_for_pod(pod, scheduling.DEFAULT_SCHEDULER_NAME):
             continue
         decision = scheduling.schedule_one(pod, snapshot)
         if decision.node is None:
-            scheduler._record_failure(pod, decision.condition_reason or "Unschedulable", decision.message or "")
+            _record_failure(registry, pod, decision.condition_reason or "Unschedulable", decision.message or "")
     web = server.store.get("pods", "team-web", "web-7d9f8b6c5-x2k4p")
     assert web is not None
     node = web["spec"]["nodeName"]
@@ -95,6 +98,19 @@ def _busy() -> Cluster:
     writer.kubelet_event(web, node, "Started", "Started container web", container="web")
     store = server.store
     return Cluster(*(list(store.iter(kind)) for kind in KINDS), str(store.resource_version))
+
+
+def _record_failure(registry: Any, pod: dict[str, Any], reason: str, message: str) -> None:
+    """What the scheduler's ``handleSchedulingFailure`` sends, applied as the lab's handlers apply it: the
+    events.k8s.io/v1 FailedScheduling Event (POST), then the PodScheduled=False strategic merge patch of the status."""
+    meta = pod["metadata"]
+    event = scheduler_event(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message),
+                            controller="default-scheduler", instance="default-scheduler-busy-control-plane")
+    events_v1_api.create(registry, meta["namespace"], event)
+    patch = condition_patch(pod, reason, message)
+    if patch is not None:
+        registry.patch(CORE_V1["pods"], meta["namespace"], meta["name"], "application/strategic-merge-patch+json",
+                       json.dumps(patch).encode(), subresource="status")
 
 
 def busy() -> Cluster:
@@ -127,16 +143,18 @@ async def _wait_for(predicate, timeout: float = 10.0) -> None:
 
 async def _record_manual_binding() -> Recording:
     server = _lab("manual-binding", scheduler=True, kubelet=True, kubelet_start_seconds=0.02, bind_delay=0.0)
-    server.load()
     store, registry = server.store, server.registry
-    initial = Cluster(*(list(store.iter(kind)) for kind in KINDS), str(store.resource_version))
-    initial = _copy_cluster(initial)
     changes: list[tuple[str, str, str, dict[str, Any]]] = []
+    recording = False
     store.listeners.append(lambda ch: changes.append((str(ch.rv), ch.type, ch.resource, copy.deepcopy(ch.obj)))
-                           if ch.resource in KINDS else None)
-    server.simulations.start()
+                           if recording and ch.resource in KINDS else None)
+    await server.start()
     try:
-        await asyncio.sleep(0)  # let the scheduler and kubelets list; they have nothing to do for nobody-at-all
+        # the scheduler has nothing to do for nobody-at-all: wait until it leads (its Lease), then record
+        await _wait_for(lambda: server.scheduler is not None and server.scheduler.elector is not None
+                        and server.scheduler.elector.leading.is_set())
+        initial = _copy_cluster(Cluster(*(list(store.iter(kind)) for kind in KINDS), str(store.resource_version)))
+        recording = True
         binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "manual"},
                    "target": {"kind": "Node", "name": "pair-worker"}}
         registry.bind("sched-lab", "manual", binding)
@@ -155,7 +173,8 @@ async def _record_manual_binding() -> Recording:
         else:  # pragma: no cover - the lab must refuse
             raise AssertionError("the second Binding was accepted")
     finally:
-        await server.simulations.stop()
+        recording = False
+        await server.stop()
     return Recording(initial, _copy(changes), _copy(conflict))
 
 

@@ -349,15 +349,17 @@ SEAMB = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "seamb", "label
 
 async def _record_seamb() -> tuple[lab_json.Cluster, list]:
     server = lab_json._lab("pair", scheduler=True, kubelet=True, kubelet_start_seconds=0.02, bind_delay=0.05)
-    server.load()
     store = server.store
-    initial = lab_json.Cluster(*(json.loads(json.dumps(list(store.iter(k)))) for k in lab_json.KINDS),
-                               str(store.resource_version))
     changes: list = []
     store.listeners.append(lambda ch: changes.append((str(ch.rv), ch.type, ch.resource, copy.deepcopy(ch.obj)))
                            if ch.resource in lab_json.KINDS else None)
-    server.simulations.start()
+    await server.start()
     try:
+        await lab_json._wait_for(lambda: server.scheduler is not None and server.scheduler.elector is not None
+                                 and server.scheduler.elector.leading.is_set())
+        initial = lab_json.Cluster(*(json.loads(json.dumps(list(store.iter(k)))) for k in lab_json.KINDS),
+                                   str(store.resource_version))
+        changes.clear()
         server.registry.create(CORE_V1["pods"], "default", copy.deepcopy(SEAMB))  # what kubectl run POSTs
 
         def running() -> bool:
@@ -366,7 +368,7 @@ async def _record_seamb() -> tuple[lab_json.Cluster, list]:
 
         await lab_json._wait_for(running)
     finally:
-        await server.simulations.stop()
+        await server.stop()
     return initial, json.loads(json.dumps(changes))
 
 
