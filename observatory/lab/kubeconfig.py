@@ -221,10 +221,9 @@ def release_default(own: Path, server: str) -> None:
 
 
 def remove_stale_labs() -> None:
-    """Remove the ``<pid>-<port>`` directories under the cache whose process is gone."""
+    """Remove the ``<pid>-<port>`` directories under the cache whose process is gone (creating the cache's lab
+    directory, mode 0700, when there is none yet)."""
     base = default_kubeconfig_path().parent
-    if not base.is_dir():
-        return
     with _locked(base):
         for entry in base.iterdir():
             match = _LAB_DIR.fullmatch(entry.name)
@@ -291,9 +290,9 @@ def _locked(directory: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    with open(directory / ".lock", "a") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

@@ -13,6 +13,7 @@ import asyncio
 import io
 import os
 import signal
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -70,6 +71,7 @@ async def test_two_labs_one_after_another_get_their_own_kubeconfigs(no_kubeconfi
     await first.start()
     try:
         assert first.kubeconfig_path == stable and server_of(stable) == first.url
+        assert stat.S_IMODE(stable.parent.stat().st_mode) == 0o700  # the tokens' folder is the user's alone
         await second.start()
         try:
             port = second.url.rsplit(":", 1)[1]
