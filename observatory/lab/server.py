@@ -180,6 +180,7 @@ class LabServer:
         if self._managed:
             kubeconfig.remove_stale_labs()
             own = self._own_kubeconfig = kubeconfig.lab_kubeconfig_path(port)
+            own.parent.mkdir(mode=0o700, exist_ok=True)
         else:
             own = self.kubeconfig_path
         ssl_context = None

@@ -77,6 +77,7 @@ async def test_two_labs_one_after_another_get_their_own_kubeconfigs(no_kubeconfi
             port = second.url.rsplit(":", 1)[1]
             assert second.kubeconfig_path == stable.parent / f"{os.getpid()}-{port}" / "kubeconfig"
             assert server_of(second.kubeconfig_path) == second.url
+            assert stat.S_IMODE(second.kubeconfig_path.parent.stat().st_mode) == 0o700
             assert server_of(stable) == first.url  # the first lab still serves: its file is left alone
             assert await answers(second.kubeconfig_path) == second.url
         finally:
