@@ -14,12 +14,17 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from observatory import __version__, classroom
 from observatory.cliflags import add_connection_flags
 from observatory.lab import fault_cli
 from observatory.scheduler import cli as scheduler_cli
 from observatory.settings import Settings
+
+if TYPE_CHECKING:
+    from observatory.connection import Connected
+    from observatory.kube.source import ClusterSource
 
 EXIT_USAGE = 2
 
@@ -200,15 +205,25 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-CONNECT_FAILED = 2
+def screen_source(cluster: Connected, args: argparse.Namespace) -> ClusterSource:
+    """The source the screen watches on ``cluster``: the embedded lab is a classroom cluster, so without ``-n`` it
+    shows every namespace (the seed pod lives in sched-lab); a real cluster is scoped to the context's namespace,
+    as kubectl is. Its ``commands_context().kubeconfig`` is the kubeconfig that reaches the cluster."""
+    from observatory.kube.source import ClusterSource
+
+    connection = cluster.connection
+    if args.all_namespaces or (cluster.lab is not None and not args.namespace):
+        namespace = None
+    else:
+        namespace = args.namespace or connection.namespace
+    return ClusterSource(connection, namespace=namespace, lab=cluster.lab is not None, read_only=args.read_only)
 
 
 def run_app(settings: Settings, args: argparse.Namespace) -> int:
-    """The main job: the TUI against the kubeconfig's cluster, in-cluster, or the embedded lab when there is none."""
-    from observatory.embedded import EmbeddedLab
-    from observatory.kube.connect import ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
-    from observatory.kube.source import ClusterSource
-    from observatory.lab.server import LabError
+    """The main job: the TUI against the kubeconfig's cluster, in-cluster, or the embedded lab when there is none
+    (connected as :func:`observatory.connection.connected` says; its exit codes)."""
+    from observatory.connection import NotConnected, connected
+    from observatory.recorder import RecordingSource
     from observatory.ui.app import ObservatoryApp
     from observatory.ui.themes import theme_problem
 
@@ -220,62 +235,39 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
     async def main() -> int:
-        lab = None
-        kubeconfig, context = args.kubeconfig, args.context
-        if args.lab or (not args.kubeconfig and find_kubeconfig(None) is None and not in_cluster()):
-            # An explicit --scenario wins; else the lesson's scenario; else the seed exercise's.
-            scenario = args.scenario or (lesson.scenario if lesson is not None else "manual-binding")
-            lab = EmbeddedLab(settings.lab, scenario=scenario)
-            try:
-                await lab.start()
-            except (LabError, OSError, ValueError) as exc:
-                print(f"observatory: the embedded lab could not start: {exc}", file=sys.stderr)
-                return 1
-            kubeconfig, context = str(lab.kubeconfig_path), "observatory-lab"
+        # An explicit --scenario wins; else the lesson's scenario; else the seed exercise's.
+        scenario = args.scenario or (lesson.scenario if lesson is not None else None)
         try:
-            try:
-                connection = await connect(kubeconfig, context, args.namespace)
-            except ConnectError as exc:
-                print(f"observatory: {exc}", file=sys.stderr)
-                return CONNECT_FAILED
-            try:
-                await check_reachable(connection)
-            except ConnectError as exc:
-                await connection.close()
-                print(f"observatory: {exc}", file=sys.stderr)
-                return CONNECT_FAILED
-            # The embedded lab is a classroom cluster: without -n it shows every namespace (the seed pod lives in
-            # sched-lab); a real cluster is scoped to the context's namespace, as kubectl is.
-            if args.all_namespaces or (lab is not None and not args.namespace):
-                namespace = None
-            else:
-                namespace = args.namespace or connection.namespace
-            source = ClusterSource(connection, namespace=namespace, lab=lab is not None, read_only=args.read_only)
-            if args.record:
-                from observatory.recorder import RecordingSource
+            async with connected(settings.lab, kubeconfig=args.kubeconfig, context=args.context,
+                                 namespace=args.namespace, lab=args.lab, scenario=scenario) as cluster:
+                return await run_screen(cluster)
+        except NotConnected as exc:
+            return exc.exit_code
 
-                try:
-                    source = RecordingSource(source, Path(args.record), secrets=connection.secrets)
-                except OSError as exc:
-                    await source.close()
-                    print(f"observatory: cannot record to {args.record}: {exc.strerror or exc}", file=sys.stderr)
-                    return EXIT_USAGE
-            app = ObservatoryApp(source, refresh_interval=settings.ui.refresh_interval,
-                                 recent_seconds=settings.ui.recent_seconds, keymap=settings.ui.keymap,
-                                 lease_interval=settings.ui.lease_interval,
-                                 theme=settings.ui.theme, keycast=settings.ui.keycast,
-                                 screenshot_dir=settings.ui.screenshot_dir,
-                                 **classroom.app_options(ObservatoryApp, lesson=lesson))
+    async def run_screen(cluster: Connected) -> int:
+        connection = cluster.connection
+        cluster_source = screen_source(cluster, args)
+        source: ClusterSource | RecordingSource = cluster_source
+        if args.record:
             try:
-                await app.run_async()
-            finally:
-                await source.close()
-            if getattr(source, "error", None):
-                print(f"observatory: {source.error}", file=sys.stderr)
-            return app.return_code or 0
+                source = RecordingSource(cluster_source, Path(args.record), secrets=connection.secrets)
+            except OSError as exc:
+                await cluster_source.close()
+                print(f"observatory: cannot record to {args.record}: {exc.strerror or exc}", file=sys.stderr)
+                return EXIT_USAGE
+        app = ObservatoryApp(source, refresh_interval=settings.ui.refresh_interval,
+                             recent_seconds=settings.ui.recent_seconds, keymap=settings.ui.keymap,
+                             lease_interval=settings.ui.lease_interval,
+                             theme=settings.ui.theme, keycast=settings.ui.keycast,
+                             screenshot_dir=settings.ui.screenshot_dir,
+                             **classroom.app_options(ObservatoryApp, lesson=lesson))
+        try:
+            await app.run_async()
         finally:
-            if lab is not None:
-                await lab.stop()
+            await source.close()
+        if isinstance(source, RecordingSource) and source.error:
+            print(f"observatory: {source.error}", file=sys.stderr)
+        return app.return_code or 0
 
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(main())

@@ -45,12 +45,10 @@ import json
 import os
 import re
 import sys
-import tempfile
 import textwrap
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
@@ -206,9 +204,9 @@ def why_from(got: Gathered, *, now: datetime | None = None) -> Why:
     if got.nodes_forbidden:  # nodes are then known only by name: a bound pod's node is not "missing"
         state.apply(WatchState(NODES, FORBIDDEN, detail=got.nodes_forbidden))
     else:
-        state.apply(Relisted(NODES, got.nodes, got.nodes_rv))
+        state.apply(Relisted(NODES, tuple(got.nodes), got.nodes_rv))
     state.apply(Relisted(PODS, tuple(pods.values()), got.pods_rv))
-    state.apply(Relisted(EVENTS, got.events))
+    state.apply(Relisted(EVENTS, tuple(got.events)))
     diagnosis = state.diagnosis(key, lease=got.lease, scope=got.events_scope)
     fit = state.fit(key, scope=got.pods_scope)
     if diagnosis is None or fit is None:  # the pod was just put in; only a pod without a name could miss
@@ -354,12 +352,13 @@ def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:
 async def run(settings: Settings, *, pod: str, namespace: str | None, output: str, kubeconfig: str | None,
               context: str | None, lab: bool, scenario: str, out: TextIO | None = None,
               err: TextIO | None = None) -> int:
-    """The ``why`` subcommand. Connects like the TUI (``--kubeconfig``/``--context``; the embedded lab with
-    ``--lab`` or when there is no kubeconfig at all), prints the report to ``out`` and returns the exit code:
-    0 printed, 1 the API server answered with an error (printed in kubectl's words), 2 bad input or no cluster."""
-    from observatory.embedded import EmbeddedLab
-    from observatory.kube.connect import LAB_HINT, ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
-    from observatory.lab.server import LabError
+    """The ``why`` subcommand. Connects like the screen (:func:`observatory.connection.connected`:
+    ``--kubeconfig``/``--context``; the embedded lab with ``--lab`` or when there is no kubeconfig at all, its
+    kubeconfig in a temporary directory), prints the report to ``out`` and returns the exit code: 0 printed, 1 the
+    API server answered with an error (printed in kubectl's words) or the lab could not start, 2 bad input or no
+    cluster."""
+    from observatory.connection import NotConnected, connected
+    from observatory.kube.connect import LAB_HINT
 
     out, err = out or sys.stdout, err or sys.stderr
     try:
@@ -369,31 +368,15 @@ async def run(settings: Settings, *, pod: str, namespace: str | None, output: st
     except ValueError as exc:
         print(f"observatory why: {exc}", file=err)
         return EXIT_CONNECT
-    server = None
-    with tempfile.TemporaryDirectory(prefix="observatory-why-") as tmp:
-        if lab or (not kubeconfig and find_kubeconfig(None) is None and not in_cluster()):
-            server = EmbeddedLab(settings.lab, scenario=scenario, kubeconfig_path=Path(tmp) / "kubeconfig")
+    try:
+        async with connected(settings.lab, kubeconfig=kubeconfig, context=context, namespace=namespace, lab=lab,
+                             scenario=scenario, err=err, one_shot=True) as cluster:
+            connection = cluster.connection
+            ns = connection.namespace
             try:
-                await server.start()
-            except (LabError, OSError, ValueError) as exc:
-                print(f"observatory: the embedded lab could not start: {exc}", file=err)
-                return EXIT_API_ERROR
-            kubeconfig, context = str(server.kubeconfig_path), "observatory-lab"
-        try:
-            try:
-                connection = await connect(kubeconfig, context, namespace)
-            except ConnectError as exc:
-                print(f"observatory: {exc}", file=err)
-                return EXIT_CONNECT
-            try:
-                await check_reachable(connection)
-                ns = connection.namespace
-                if server is not None:
+                if cluster.lab is not None:
                     await _wait_for_scheduler(connection.api, ns, name, LAB_WAIT_SECONDS)
                 got = await gather(connection.api, ns, name)
-            except ConnectError as exc:
-                print(f"observatory: {exc}", file=err)
-                return EXIT_CONNECT
             except Unreachable as exc:
                 print(f'observatory: Lost the cluster of context "{connection.context}" while reading pod {ns}/{name}. '
                       f"{exc} {LAB_HINT}", file=err)
@@ -401,11 +384,8 @@ async def run(settings: Settings, *, pod: str, namespace: str | None, output: st
             except ApiError as exc:
                 print(exc.kubectl(), file=err)
                 return EXIT_API_ERROR
-            finally:
-                await connection.close()
-        finally:
-            if server is not None:
-                await server.stop()
+    except NotConnected as exc:
+        return exc.exit_code
     try:
         result = why_from(got)
     except ValueError as exc:

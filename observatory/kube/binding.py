@@ -12,34 +12,28 @@ generated client raises on a real 201 unless ``_preload_content=False``), and ``
 ``Operation cannot be fulfilled on pods/binding "NAME": pod NAME is already assigned to node "NODE"`` when the pod
 already has a ``spec.nodeName``.
 
-The call goes through kubernetes-asyncio's ``CoreV1Api.create_namespaced_pod_binding(..., _preload_content=False)``,
-which returns the raw aiohttp response for every status (its ``rest.py`` only raises ``ApiException`` when it
-preloads). kubernetes-asyncio serialises the body as ``json.dumps(api.sanitize_for_serialization(body))`` and aiohttp
-sends that string as UTF-8; :func:`request_body_bytes` computes exactly those bytes, so the recorded body is the
-one that went on the wire. Request headers are the ones aiohttp sent (``response.request_info.headers``) without
+The call is :func:`observatory.kube.rawhttp.request`: the same ``ApiClient.call_api(..., _preload_content=False)``
+that kubernetes-asyncio's ``CoreV1Api.create_namespaced_pod_binding`` makes (same path encoding, ``Accept`` and
+``Content-Type: application/json``), which returns the raw aiohttp response for every status. kubernetes-asyncio
+serialises the body as ``json.dumps(api.sanitize_for_serialization(body))`` and aiohttp sends that string as UTF-8;
+:func:`~observatory.kube.rawhttp.request_body_bytes` computes exactly those bytes, so the recorded body is the one
+that went on the wire. Request headers are the ones aiohttp sent (``response.request_info.headers``) without
 credentials; response headers are the raw ones received, without ``Set-Cookie``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import ssl
 import time
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-import aiohttp
 from kubernetes_asyncio import client
 
-from observatory.kube.transport import describe_transport_error
+from observatory.kube.rawhttp import Unreachable, default_request_headers, request, request_body_bytes
 from observatory.model.records import BindingExchange
 
 __all__ = ["binding_body", "binding_path", "post_binding", "request_body_bytes"]
-
-_DROP_REQUEST = frozenset({"authorization", "cookie", "proxy-authorization"})
-_DROP_RESPONSE = frozenset({"set-cookie"})
 
 
 def binding_body(namespace: str, name: str, node: str, uid: str | None = None) -> dict[str, Any]:
@@ -57,12 +51,6 @@ def binding_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}/binding"
 
 
-def request_body_bytes(api: client.ApiClient, body: dict[str, Any]) -> bytes:
-    """The bytes kubernetes-asyncio puts on the wire for ``body``: ``rest.py`` does ``json.dumps`` (default
-    separators, ASCII) of ``ApiClient.sanitize_for_serialization(body)`` and aiohttp encodes the string as UTF-8."""
-    return json.dumps(api.sanitize_for_serialization(body)).encode("utf-8")
-
-
 async def post_binding(api: client.ApiClient, namespace: str, name: str, node: str, *, uid: str | None = None,
                        timeout: float = 30.0) -> BindingExchange:
     """POST the Binding of pod ``namespace/name`` to ``node`` and return the exchange; never raises for HTTP.
@@ -75,67 +63,18 @@ async def post_binding(api: client.ApiClient, namespace: str, name: str, node: s
     body = binding_body(namespace, name, node, uid)
     wire = request_body_bytes(api, body)
     path = binding_path(namespace, name)
-    secrets = _secrets(api)
+    pod = f"{namespace}/{name}"
     sent_at = datetime.now(UTC)
     started = time.perf_counter()
     try:
-        async with asyncio.timeout(timeout):
-            resp = await client.CoreV1Api(api).create_namespaced_pod_binding(
-                name, namespace, body, _preload_content=False, _request_timeout=timeout)
-            try:
-                data = await resp.read()
-            finally:
-                resp.release()
-    except asyncio.CancelledError:
-        raise
-    except (TimeoutError, aiohttp.ClientError, OSError, ssl.SSLError) as exc:
-        _, sentence = describe_transport_error(exc, api.configuration.host, timeout)
-        return _failed(api, namespace, name, node, path, wire, sent_at, started, sentence, secrets)
-    except Exception as exc:
-        sentence = _scrub(f"The Binding could not be sent: {exc}", secrets)
-        return _failed(api, namespace, name, node, path, wire, sent_at, started, sentence, secrets)
-    elapsed = (time.perf_counter() - started) * 1000.0
-    info = resp.request_info
-    sent_path = info.url.raw_path + (f"?{info.url.raw_query_string}" if info.url.raw_query_string else "")
+        answer = await request(api, "POST", path, body=body, content_type="application/json", timeout=timeout)
+    except Unreachable as exc:
+        elapsed = (time.perf_counter() - started) * 1000.0
+        return BindingExchange(
+            pod=pod, node=node, method="POST", path=path, request_headers=default_request_headers(api),
+            request_body=wire, http_version="HTTP/1.1", status=0, reason="", response_headers=(),
+            response_body=b"", sent_at=sent_at, elapsed_ms=elapsed, error=str(exc))
     return BindingExchange(
-        pod=f"{namespace}/{name}", node=node, method=info.method, path=sent_path,
-        request_headers=_clean(info.headers.items(), _DROP_REQUEST, secrets),
-        request_body=wire,
-        http_version=f"HTTP/{resp.version.major}.{resp.version.minor}" if resp.version else "HTTP/1.1",
-        status=resp.status, reason=resp.reason or "",
-        response_headers=_clean(((k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.raw_headers),
-                                _DROP_RESPONSE, secrets),
-        response_body=data, sent_at=sent_at, elapsed_ms=elapsed)
-
-
-def _failed(api: client.ApiClient, namespace: str, name: str, node: str, path: str, wire: bytes,
-            sent_at: datetime, started: float, error: str, secrets: set[str]) -> BindingExchange:
-    headers = {"Accept": "application/json", "Content-Type": "application/json", **api.default_headers}
-    return BindingExchange(
-        pod=f"{namespace}/{name}", node=node, method="POST", path=path,
-        request_headers=_clean(headers.items(), _DROP_REQUEST, secrets), request_body=wire,
-        http_version="HTTP/1.1", status=0, reason="", response_headers=(), response_body=b"",
-        sent_at=sent_at, elapsed_ms=(time.perf_counter() - started) * 1000.0, error=error)
-
-
-def _secrets(api: client.ApiClient) -> set[str]:
-    """The credential strings the client may send (bearer token, basic auth), to keep them out of headers."""
-    cfg = api.configuration
-    values: set[str] = set()
-    for value in list((cfg.api_key or {}).values()) + [cfg.password]:
-        if isinstance(value, str) and value:
-            values.add(value)
-            values.add(value.split(" ", 1)[-1])  # "Bearer <token>" -> "<token>"
-    return {v for v in values if len(v) >= 4}
-
-
-def _clean(pairs: Any, drop: frozenset[str], secrets: set[str]) -> tuple[tuple[str, str], ...]:
-    """Header pairs without the dropped names and without any header whose value carries a credential."""
-    return tuple((str(k), str(v)) for k, v in pairs
-                 if str(k).lower() not in drop and not any(s in str(v) for s in secrets))
-
-
-def _scrub(text: str, secrets: set[str]) -> str:
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, "<redacted>")
-    return " ".join(text.split())
+        pod=pod, node=node, method=answer.method, path=answer.path, request_headers=answer.request_headers,
+        request_body=wire, http_version=answer.http_version, status=answer.status, reason=answer.reason,
+        response_headers=answer.headers, response_body=answer.body, sent_at=sent_at, elapsed_ms=answer.elapsed_ms)

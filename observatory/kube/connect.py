@@ -23,7 +23,6 @@ or server involved, the contexts to choose from when choosing another would help
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import json
@@ -37,7 +36,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.config import ConfigException, load_incluster_config
 from kubernetes_asyncio.config.kube_config import KubeConfigLoader
@@ -46,7 +44,8 @@ from observatory.kube.credentials import auth_kind, cluster_tls, kubeconfig_secr
 from observatory.kube.exec_plugin import CredentialError, ExecPlugin
 from observatory.kube.kubeconfig import KubeconfigError, MergedKubeconfig, check_credential_sources, load_kubeconfig
 from observatory.kube.proxy import ProxyError, choose_proxy, proxy_secrets, safe_proxy
-from observatory.kube.transport import describe_transport_error, safe_server
+from observatory.kube.rawhttp import Unreachable, request, scrub
+from observatory.kube.transport import safe_server
 
 __all__ = [
     "LAB_HINT",
@@ -224,7 +223,7 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
     user_body = user or {}
     secrets |= token_file_secrets(user_body, None) | loaded_secrets(cfg) | proxy_secrets(proxy)
     ca, insecure = cluster_tls(cluster)
-    return Connection(api=api, context=name, server=cfg.host.rstrip("/"), namespace=ns, source="kubeconfig",
+    return Connection(api=api, context=name, server=(cfg.host or "").rstrip("/"), namespace=ns, source="kubeconfig",
                       kubeconfig=os.pathsep.join(files), auth=auth_kind(user_body), ca=ca, insecure=insecure,
                       kubeconfig_files=tuple(files), secrets=frozenset(secrets),
                       proxy=safe_proxy(proxy) if proxy else None)
@@ -303,7 +302,11 @@ def _private_file(data: bytes) -> str:
     fd, path = tempfile.mkstemp(prefix="observatory-exec-")
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
-    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+    def remove() -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+    atexit.register(remove)
     return path
 
 
@@ -312,7 +315,7 @@ async def _connect_in_cluster(namespace: str | None) -> Connection:
     try:
         load_incluster_config(client_configuration=cfg, token_filename=str(SERVICE_ACCOUNT_DIR / "token"),
                               cert_filename=str(SERVICE_ACCOUNT_DIR / "ca.crt"))
-        cfg.proxy = choose_proxy(cfg.host, None)
+        cfg.proxy = choose_proxy(cfg.host or "", None)
     except (ConfigException, OSError, ProxyError) as exc:
         raise ConnectError(f"The in-cluster configuration (service account in {SERVICE_ACCOUNT_DIR}) cannot be "
                            f"used: {exc}", "in-cluster") from None
@@ -324,7 +327,7 @@ async def _connect_in_cluster(namespace: str | None) -> Connection:
         except OSError:
             ns = ""
     secrets = token_file_secrets({"tokenFile": str(SERVICE_ACCOUNT_DIR / "token")}, None) | loaded_secrets(cfg)
-    return Connection(api=api, context="in-cluster", server=cfg.host.rstrip("/"), namespace=ns or "default",
+    return Connection(api=api, context="in-cluster", server=(cfg.host or "").rstrip("/"), namespace=ns or "default",
                       source="in-cluster", auth="token", ca=bool(cfg.ssl_ca_cert), secrets=frozenset(secrets),
                       proxy=safe_proxy(cfg.proxy) if cfg.proxy else None)
 
@@ -356,9 +359,7 @@ def _api_client(cfg: client.Configuration, what: str) -> client.ApiClient:
 
 def _redact(text: str, secrets: set[str]) -> str:
     """``text`` without credential values and without the Python dict reprs kubernetes-asyncio puts in names."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, "<redacted>")
-    text = re.sub(r"/?\{[^{}]*(\{[^{}]*\}[^{}]*)*\}", "", text)
+    text = re.sub(r"/?\{[^{}]*(\{[^{}]*\}[^{}]*)*\}", "", scrub(text, secrets))
     return " ".join(text.split()).rstrip(".")
 
 
@@ -375,27 +376,19 @@ async def check_reachable(conn: Connection, timeout: float = 5.0) -> None:
     where = f'context "{conn.context}"'
     via = f" through the proxy {conn.proxy}" if conn.proxy else ""
     try:
-        async with asyncio.timeout(timeout):
-            resp = await conn.api.call_api("/version", "GET", header_params={"Accept": "application/json"},
-                                           auth_settings=["BearerToken"], _preload_content=False,
-                                           _request_timeout=timeout)
-            try:
-                data = await resp.read()
-            finally:
-                resp.release()
-    except (TimeoutError, aiohttp.ClientError, OSError, ssl.SSLError) as exc:
-        reason, sentence = describe_transport_error(exc, conn.server, timeout)
-        raise ConnectError(f"Cannot reach the cluster of {where}{via}. {sentence}", reason) from None
+        answer = await request(conn.api, "GET", "/version", timeout=timeout)
+    except Unreachable as exc:
+        raise ConnectError(f"Cannot reach the cluster of {where}{via}. {exc}", exc.reason) from None
     server = safe_server(conn.server)
-    if conn.proxy and resp.status >= 300 and not _is_status(data):
+    if conn.proxy and answer.status >= 300 and not _is_status(answer.body):
         raise ConnectError(f"The proxy {conn.proxy} answered GET {server}/version for {where} itself, with "
-                           f"{resp.status} {resp.reason or ''}, instead of passing the request on to the API "
+                           f"{answer.status} {answer.reason}, instead of passing the request on to the API "
                            "server.", "proxy")
-    if resp.status == 401:
+    if answer.status == 401:
         raise ConnectError(f"{server} rejected the credentials of {where} (401 Unauthorized): the token or client "
                            "certificate is wrong or has expired.", "unauthorized")
-    if resp.status >= 300 and resp.status != 403:
-        raise ConnectError(f"{server} ({where}{via}) answered GET /version with {resp.status} {resp.reason or ''}, "
+    if answer.status >= 300 and answer.status != 403:
+        raise ConnectError(f"{server} ({where}{via}) answered GET /version with {answer.status} {answer.reason}, "
                            "so it is not a working Kubernetes API server.", "http")
 
 

@@ -1,6 +1,7 @@
 """What a kubeconfig's user and cluster say about authentication, for the equivalent commands and for redaction.
 
-:func:`connect <observatory.kube.connect.connect>` puts these facts on the :class:`~observatory.kube.connect.Connection`:
+:func:`connect <observatory.kube.connect.connect>` puts these facts on the
+:class:`~observatory.kube.connect.Connection`:
 
 * :func:`auth_kind`: how the user authenticates, one of :data:`observatory.model.commands.AUTH_KINDS`;
 * :func:`cluster_tls`: whether a CA is configured and whether TLS verification is skipped;

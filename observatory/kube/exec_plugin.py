@@ -140,7 +140,8 @@ class ExecPlugin:
         if doc.get("apiVersion") != self.api_version:
             raise CredentialError(f"{self.what} is configured for apiVersion {self.api_version}, and it answered "
                                   f"with {doc.get('apiVersion')}.")
-        status = doc.get("status") if isinstance(doc.get("status"), dict) else {}
+        status = doc.get("status")
+        status = status if isinstance(status, dict) else {}
         token = status.get("token")
         cert, key = status.get("clientCertificateData"), status.get("clientKeyData")
         if not token and not (cert and key):

@@ -123,7 +123,7 @@ def load_kubeconfig(files: Sequence[str]) -> MergedKubeconfig:
     entries: dict[str, dict[str, dict[str, Any]]] = {section: {} for section in SECTIONS}
     origins: dict[str, dict[str, str]] = {section: {} for section in SECTIONS}
     current = ""
-    for path, doc in zip(files, docs):
+    for path, doc in zip(files, docs, strict=True):
         if not doc:
             continue
         if not current and doc.get("current-context"):

@@ -5,7 +5,9 @@ What it does, as client-go's reflector does (``k8s.io/client-go/tools/cache/refl
 1. **List** ``GET /api/v1[/namespaces/{ns}]/{resource}?limit=N[&continue=T]`` page by page. The pages share one
    snapshot; its ``metadata.resourceVersion`` is the list RV. ``410 Expired`` on a continue token (the snapshot was
    compacted mid-list) restarts the list, and a second expiry falls back to one unpaged list, as client-go's pager
-   does with ``FullListIfExpired``. The whole list becomes ONE :class:`Relisted`.
+   does with ``FullListIfExpired``; a server that hands back a continue token it already gave is trouble (4), not a
+   list that never ends. The pages come from the one pager, :func:`observatory.kube.fetch.list_all`. The whole
+   list becomes ONE :class:`Relisted`.
 2. **Watch** ``GET ...?watch=true&resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=S``: a chunked 200 of
    newline-delimited ``{"type": ..., "object": ...}`` lines, read here with a plain line splitter over the raw
    aiohttp stream and ``json.loads`` (no generated models: about 30x cheaper per object). ADDED/MODIFIED become
@@ -33,14 +35,15 @@ import json
 import random
 import statistics
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import aiohttp
 from kubernetes_asyncio import client
 
-from observatory.kube.transport import describe_transport_error
+from observatory.kube.fetch import list_all
+from observatory.kube.rawhttp import ApiError, Unreachable, api_error, drop_managed_fields, open_response, unreachable
 from observatory.model.deltas import Deleted, Delta, Relisted, Upserted, WatchState
 
 __all__ = ["CLUSTER_SCOPED", "KINDS", "Reflector"]
@@ -112,7 +115,9 @@ class Reflector:
         """Yield deltas until cancelled (or ``aclose()``): ``WatchState("connecting")``, one :class:`Relisted`,
         ``WatchState("live")``, then :class:`Upserted`/:class:`Deleted` as they happen, with ``WatchState`` changes
         and further :class:`Relisted` as the module docstring describes. Never raises for API or network trouble."""
-        yield self._enter("connecting")
+        connecting = self._enter("connecting")
+        if connecting is not None:  # always: "connecting" is announced even when repeated
+            yield connecting
         need_list = True
         failures = 0
         expired_streak = 0
@@ -136,8 +141,9 @@ class Reflector:
                     async for delta in stream:
                         if isinstance(delta, WatchState):  # the watch is answering again
                             failures, stale_since, need_bytes = 0, None, False
-                            if self._state != ("live", ""):
-                                yield self._enter("live")
+                            state = self._enter("live")
+                            if state is not None:
+                                yield state
                             continue
                         events += 1
                         expired_streak = 0
@@ -175,46 +181,21 @@ class Reflector:
     # -- list --------------------------------------------------------------------------------------------------
 
     async def _list(self) -> tuple[list[dict[str, Any]], str]:
-        """Every object and the list RV, paging with ``limit``/``continue``. Raises _Forbidden or _Trouble."""
-        items: list[dict[str, Any]] = []
-        token = ""
-        limit = self.page_size
-        restarted = False
-        while True:
-            params = [("limit", str(limit))] if limit else []
-            if self.field_selector:
-                params.append(("fieldSelector", self.field_selector))
-            if token:
-                params.append(("continue", token))
-            resp = await self._request(params, aiohttp.ClientTimeout(sock_connect=self.read_timeout,
-                                                                     sock_read=self.read_timeout))
-            try:
-                data = await resp.read()
-            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-                raise _Trouble(self._transport(exc)) from None
-            finally:
-                resp.release()
-            if resp.status == 410 and token:
-                items, token = [], ""
-                if restarted:
-                    limit = 0  # the snapshot keeps expiring under us: take it in one page
-                restarted = True
-                continue
-            self._check_status(resp, data, listing=True)
-            try:
-                doc = json.loads(data)
-                page = doc.get("items") or []
-                meta = doc.get("metadata") or {}
-            except (ValueError, AttributeError):
-                raise _Trouble(f"The list of {self.kind} from the API server is not JSON.") from None
-            items.extend(_trim(obj) for obj in page if isinstance(obj, dict))
-            token = meta.get("continue") or ""
-            if not token:
-                return items, str(meta.get("resourceVersion") or "")
+        """Every object and the list RV, through the pager (:func:`~observatory.kube.fetch.list_all`), each read
+        within ``read_timeout``. Raises _Expired, _Forbidden or _Trouble."""
+        try:
+            return await list_all(self.api, self.path, field_selector=self.field_selector, page_size=self.page_size,
+                                  timeout=None, read_timeout=self.read_timeout)
+        except Unreachable as exc:
+            raise _Trouble(str(exc)) from None
+        except ApiError as exc:
+            if 200 <= exc.status < 300:  # an answer that is no usable list: not JSON, or a pager that would loop
+                raise _Trouble(f"The list of {self.kind} from the API server cannot be used: {exc.message}.") from None
+            self._refuse(exc, listing=True)
 
     # -- watch -------------------------------------------------------------------------------------------------
 
-    async def _watch(self, need_bytes: bool) -> AsyncIterator[Delta]:
+    async def _watch(self, need_bytes: bool) -> AsyncGenerator[Delta, None]:
         """One watch from ``self.resource_version``. Yields ``WatchState("live")`` once the watch is answering
         (on the 200, or on its first line when ``need_bytes``), then the deltas; returns when the server ends the
         stream. Raises _Expired, _Forbidden or _Trouble."""
@@ -224,7 +205,10 @@ class Reflector:
             params.append(("fieldSelector", self.field_selector))
         try:
             async with asyncio.timeout(self.read_timeout):
-                resp = await self._request(params, aiohttp.ClientTimeout(sock_connect=self.read_timeout))
+                resp = await open_response(self.api, "GET", self.path, params=params,
+                                           connect_timeout=self.read_timeout)
+        except Unreachable as exc:
+            raise _Trouble(str(exc)) from None
         except TimeoutError:
             raise _Trouble(f"The API server accepted no watch of {self.kind} within {self.read_timeout:g} s.",
                            silent=True) from None
@@ -232,7 +216,9 @@ class Reflector:
         try:
             if resp.status != 200:
                 data = await self._read_error_body(resp)
-                self._check_status(resp, data, listing=False)
+                if not 200 <= resp.status < 300:
+                    headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.raw_headers]
+                    self._refuse(api_error(resp.status, resp.reason or "", data, headers), listing=False)
                 raise _Trouble(f"The watch of {self.kind} was answered with {resp.status} {resp.reason or ''}.")
             if not need_bytes:
                 yield WatchState(self.kind, "live")
@@ -309,7 +295,7 @@ class Reflector:
                 self._bookmark_gaps.append(now - self._last_bookmark)
             self._last_bookmark = now
             return []
-        _trim(obj)
+        drop_managed_fields(obj)
         if type_ in ("ADDED", "MODIFIED"):
             return [Upserted(self.kind, obj, type_)]
         if type_ == "DELETED":
@@ -318,20 +304,6 @@ class Reflector:
 
     # -- HTTP --------------------------------------------------------------------------------------------------
 
-    async def _request(self, params: list[tuple[str, str]], timeout: aiohttp.ClientTimeout) -> Any:
-        """GET ``self.path`` through kubernetes-asyncio, returning the raw aiohttp response (any status)."""
-        try:
-            return await self.api.call_api(self.path, "GET", query_params=params,
-                                           header_params={"Accept": "application/json"},
-                                           auth_settings=["BearerToken"], _preload_content=False,
-                                           _request_timeout=timeout)
-        except asyncio.CancelledError:
-            raise
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise _Trouble(self._transport(exc)) from None
-        except Exception as exc:
-            raise _Trouble(f"The request for {self.kind} could not be sent ({type(exc).__name__}).") from None
-
     async def _read_error_body(self, resp: Any) -> bytes:
         try:
             async with asyncio.timeout(self.read_timeout):
@@ -339,12 +311,10 @@ class Reflector:
         except (aiohttp.ClientError, OSError, TimeoutError):
             return b""
 
-    def _check_status(self, resp: Any, data: bytes, *, listing: bool) -> None:
+    def _refuse(self, error: ApiError, *, listing: bool) -> NoReturn:
         """Raise for a non-2xx answer: 410 _Expired, 403 _Forbidden, anything else _Trouble (with Retry-After)."""
-        status = resp.status
-        if 200 <= status < 300:
-            return
-        message = _status_message(data) or f"{status} {resp.reason or ''}".strip()
+        status, phrase = error.status, error.phrase
+        message = " ".join(error.message.split())[:300] or f"{status} {phrase}".strip()
         verb = "list" if listing else "watch"
         if status == 410 or "Too large resource version" in message:
             # 504 "Too large resource version": the server is behind our resourceVersion (restarted, restored from
@@ -352,19 +322,18 @@ class Reflector:
             raise _Expired(message)
         if status == 403:
             raise _Forbidden(message)
-        retry_after = _retry_after(resp.headers.get("Retry-After"))
+        retry_after = _retry_after(error.header("Retry-After"))
         if status == 401:
             raise _Trouble(f"The API server rejected the credentials for the {verb} of {self.kind} "
                            "(401 Unauthorized).", retry_after=max(retry_after or 0.0, self.backoff_max))
-        raise _Trouble(f"The {verb} of {self.kind} failed: {status} {resp.reason or ''}: {message}.",
-                       retry_after=retry_after)
+        raise _Trouble(f"The {verb} of {self.kind} failed: {status} {phrase}: {message}.", retry_after=retry_after)
 
     async def _pause(self, seconds: float) -> None:
         """Wait ``seconds`` before a retry (tests override this to record the delays)."""
         await asyncio.sleep(seconds)
 
     def _transport(self, exc: BaseException) -> str:
-        return describe_transport_error(exc, self.api.configuration.host, self.read_timeout)[1]
+        return str(unreachable(self.api, exc, self.read_timeout))
 
     def _backoff(self, failures: int) -> float:
         """Seconds to wait after ``failures`` consecutive failures: ``backoff_initial * 2**(n-1)`` capped at
@@ -379,22 +348,6 @@ class Reflector:
             return None
         self._state = key
         return WatchState(self.kind, state, since or datetime.now(UTC), detail)
-
-
-def _trim(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` with ``metadata.managedFields`` removed (in place; the dict is ours, fresh from json.loads)."""
-    meta = obj.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)
-    return obj
-
-
-def _status_message(data: bytes) -> str:
-    try:
-        doc = json.loads(data)
-    except ValueError:
-        return ""
-    return str(doc.get("message") or "") if isinstance(doc, dict) else ""
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -1,4 +1,5 @@
-"""Turning a failure to get an HTTP answer into one readable sentence (shared by connect, reflector, binding)."""
+"""Turning a failure to get an HTTP answer into one readable sentence (for :mod:`observatory.kube.rawhttp`, through
+which every request goes)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def safe_server(server: str) -> str:
 
 def describe_transport_error(exc: BaseException, server: str, timeout: float | None = None) -> tuple[str, str]:
     """``(reason, sentence)`` for a failure to get an HTTP answer from ``server``: connection refused, DNS, TLS
-    verification, timeout, a dropped connection. Used by :func:`check_reachable`, the reflector and the binding."""
+    verification, timeout, a dropped connection. :func:`observatory.kube.rawhttp.unreachable` puts it in the
+    :class:`~observatory.kube.rawhttp.Unreachable` every request raises."""
     server = safe_server(server)
     if isinstance(exc, CredentialError):  # an exec plugin that failed to renew the token
         return "credentials", str(exc)

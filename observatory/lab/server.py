@@ -105,6 +105,12 @@ class LabServer:
         self.scenario = scenario
         self.state_path = state_path
         self.kubeconfig_path = kubeconfig_path or kubeconfig.default_kubeconfig_path()
+        """The kubeconfig that reaches this lab: ``kubeconfig_path`` when given; otherwise, once :meth:`start` has
+        run, the stable ``<cache>/lab/kubeconfig`` if this lab took it, else the lab's own
+        ``<cache>/lab/<pid>-<port>/kubeconfig`` (see :mod:`observatory.lab.kubeconfig`)."""
+        self._own_kubeconfig: Path | None = None
+        """The lab's own file under the cache directory, when no ``kubeconfig_path`` was given (set by start)."""
+        self._managed = kubeconfig_path is None
         self.store = Store(self.settings.history_size, self.settings.watch_queue_limit)
         self.registry = Registry(self.store)
         self.url = ""
@@ -152,15 +158,6 @@ class LabServer:
         gc.collect()
         gc.freeze()
         self.store.listeners.append(self._mark_dirty)
-        ssl_context = None
-        loopback = security.is_loopback(self.host)
-        if not loopback or self.settings.token or self.rbac is not None:
-            hosts = security.advertised_hosts(self.host)
-            tls = security.make_tls(hosts, self.kubeconfig_path.parent / "pki")
-            ssl_context = tls.ssl_context()
-            self.ca_pem = tls.ca_pem
-            self.token = self.rbac.kubeconfig_user.token if self.rbac else security.generate_token()
-            self.control_plane_token = security.generate_token()
         try:
             sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -168,20 +165,53 @@ class LabServer:
         except OSError as exc:
             raise LabError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         port = sock.getsockname()[1]
-        advertised = self.host if loopback or self.host not in ("0.0.0.0", "::") else security.advertised_hosts(self.host)[0]
+        try:
+            await self._serve(sock, port)
+        except BaseException:
+            sock.close()
+            with contextlib.suppress(Exception):
+                if self._runner is not None:
+                    await self._runner.cleanup()
+                    self._runner = None
+                if self._own_kubeconfig is not None:
+                    kubeconfig.release_default(self._own_kubeconfig, self.url)
+                    self._own_kubeconfig = None
+            raise
+
+    async def _serve(self, sock: socket.socket, port: int) -> None:
+        """Serve on the bound ``sock`` (TLS and a token unless plain loopback) and write the kubeconfig."""
+        if self._managed:
+            kubeconfig.remove_stale_labs()
+            own = self._own_kubeconfig = kubeconfig.lab_kubeconfig_path(port)
+            own.parent.mkdir(mode=0o700, exist_ok=True)
+        else:
+            own = self.kubeconfig_path
+        ssl_context = None
+        loopback = security.is_loopback(self.host)
+        if not loopback or self.settings.token or self.rbac is not None:
+            hosts = security.advertised_hosts(self.host)
+            tls = security.make_tls(hosts, own.parent / "pki")
+            ssl_context = tls.ssl_context()
+            self.ca_pem = tls.ca_pem
+            self.token = self.rbac.kubeconfig_user.token if self.rbac else security.generate_token()
+            self.control_plane_token = security.generate_token()
+        wildcard = self.host in ("0.0.0.0", "::")
+        advertised = security.advertised_hosts(self.host)[0] if wildcard and not loopback else self.host
         scheme = "https" if ssl_context else "http"
         host_part = f"[{advertised}]" if ":" in advertised else advertised
         self.url = f"{scheme}://{host_part}:{port}"
-        context = LabContext(self.store, self.registry, self.settings, self.token, f"{host_part}:{port}", rbac=self.rbac,
-                             control_plane_token=self.control_plane_token)
+        context = LabContext(self.store, self.registry, self.settings, self.token, f"{host_part}:{port}",
+                             rbac=self.rbac, control_plane_token=self.control_plane_token)
         self._runner = web.AppRunner(build_app(context), access_log=None, shutdown_timeout=1.0,
                                      handler_cancellation=True)
         await self._runner.setup()
         await web.SockSite(self._runner, sock, ssl_context=ssl_context).start()
-        kubeconfig.write_kubeconfig(self.kubeconfig_path, self.url, ca_pem=self.ca_pem, token=self.token,
+        kubeconfig.write_kubeconfig(own, self.url, ca_pem=self.ca_pem, token=self.token,
                                     namespace=self.rbac.kubeconfig_user.home_namespace if self.rbac else "default")
         if self.rbac is not None:
-            self.user_kubeconfigs = rbac.write_user_kubeconfigs(self.rbac, self.kubeconfig_path, self.url, self.ca_pem)
+            self.user_kubeconfigs = rbac.write_user_kubeconfigs(self.rbac, own, self.url, self.ca_pem)
+        if self._managed:
+            self.kubeconfig_path = kubeconfig.claim_default(own, self.url)
         self.simulations.start()
         if self.state_path is not None:
             self._tasks.append(asyncio.create_task(self._save_periodically()))
@@ -222,11 +252,15 @@ class LabServer:
                     log.warning("could not save lab state to %s: %s", self.state_path, exc)
 
     async def stop(self) -> None:
-        """End every watch, stop listening and save the state."""
+        """End every watch, stop listening, give up the lab's kubeconfig under the cache directory (see
+        :mod:`observatory.lab.kubeconfig`) and save the state."""
         await cancel_all(self._tasks)
         await self.simulations.stop()
         self.store.close_all_watches()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._own_kubeconfig is not None:
+            kubeconfig.release_default(self._own_kubeconfig, self.url)
+            self._own_kubeconfig = None
         self.save_state()

@@ -20,7 +20,8 @@ import json
 import os
 import signal
 import sys
-from typing import Any, TextIO
+from collections.abc import AsyncGenerator
+from typing import Any, TextIO, cast
 
 from observatory.cliflags import add_connection_flags
 from observatory.scheduler.options import SchedulerOptions
@@ -96,48 +97,24 @@ def run(settings: Any, args: argparse.Namespace) -> int:
 
 async def _main(settings: Any, args: argparse.Namespace, options: SchedulerOptions, out: TextIO | None = None,
                 err: TextIO | None = None) -> int:
-    from observatory.embedded import EmbeddedLab
-    from observatory.kube.connect import ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
-    from observatory.lab.server import LabError
+    from observatory.connection import NotConnected, connected
 
     out, err = out or sys.stdout, err or sys.stderr
-    kubeconfig, context = getattr(args, "kubeconfig", None), getattr(args, "context", None)
-    lab = None
-    if getattr(args, "lab", False) or (not kubeconfig and find_kubeconfig(None) is None and not in_cluster()):
-        lab = EmbeddedLab(settings.lab, scenario=getattr(args, "scenario", None) or "manual-binding")
-        try:
-            await lab.start()
-        except (LabError, OSError, ValueError) as exc:
-            print(f"observatory: the embedded lab could not start: {exc}", file=err)
-            return EXIT_STOPPED
-        print(f"Lab API server: {lab.url}\nKubeconfig: {lab.kubeconfig_path}", file=err, flush=True)
-        kubeconfig, context = str(lab.kubeconfig_path), "observatory-lab"
     try:
-        try:
-            connection = await connect(kubeconfig, context, getattr(args, "namespace", None))
-        except ConnectError as exc:
-            print(f"observatory: {exc}", file=err)
-            return EXIT_USAGE
-        try:
-            await check_reachable(connection)
-        except ConnectError as exc:
-            await connection.close()
-            print(f"observatory: {exc}", file=err)
-            return EXIT_USAGE
-        namespace = None if getattr(args, "all_namespaces", False) else getattr(args, "namespace", None) or None
-        try:
-            return await _serve(connection.api, options, namespace, args.output, out, err)
-        finally:
-            await connection.close()
-    finally:
-        if lab is not None:
-            await lab.stop()
+        async with connected(settings.lab, kubeconfig=getattr(args, "kubeconfig", None),
+                             context=getattr(args, "context", None), namespace=getattr(args, "namespace", None),
+                             lab=getattr(args, "lab", False), scenario=getattr(args, "scenario", None), err=err,
+                             announce=True) as cluster:
+            namespace = None if getattr(args, "all_namespaces", False) else getattr(args, "namespace", None) or None
+            return await _serve(cluster.connection.api, options, namespace, args.output, out, err)
+    except NotConnected as exc:
+        return exc.exit_code
 
 
 async def _serve(api: Any, options: SchedulerOptions, namespace: str | None, output: str, out: TextIO,
                  err: TextIO) -> int:
     """Run the scheduler until a signal (0) or a lost Lease (1), printing decisions to ``out``."""
-    from observatory.model.decisions import SchedulerStopped
+    from observatory.model.decisions import SchedulerStopped, SchedulingDecision
     from observatory.scheduler.loop import Scheduler
 
     def log(line: str) -> None:
@@ -152,7 +129,9 @@ async def _serve(api: Any, options: SchedulerOptions, namespace: str | None, out
         f"{mode}{election}); identity {scheduler.identity}")
 
     async def consume() -> None:
-        async with contextlib.aclosing(scheduler.decisions()) as decisions:
+        # Scheduler.decisions is an async generator (annotated as its AsyncIterator): closing it stops the watches.
+        stream = cast(AsyncGenerator[SchedulingDecision, None], scheduler.decisions())
+        async with contextlib.aclosing(stream) as decisions:
             async for decision in decisions:
                 line = json.dumps(decision.to_json()) if output == "json" else decision.summary()
                 out.write(line + "\n")

@@ -90,3 +90,20 @@ async def test_hostile_list_answers_are_errors_not_hangs(fake):
     with pytest.raises(ApiError, match="repeats the continue token"):
         await list_all(conn.api, "/api/v1/pods", page_size=1)
     assert [qs for _, qs in api.requests][-2:] == ["/api/v1/pods?limit=1", "/api/v1/pods?limit=1&continue=again"]
+
+
+async def test_a_request_that_cannot_be_sent_is_one_sentence_without_the_token(fake):
+    """Every request goes through one helper: a failure before anything is sent (here the credential hook) is
+    Unreachable in one wording, with the client's token redacted."""
+    api, conn = fake
+    token = "fake-token-123456"
+
+    async def broken_hook(configuration) -> None:
+        raise ValueError(f"cannot refresh {token}")
+
+    conn.api.configuration.refresh_api_key_hook = broken_hook
+    with pytest.raises(Unreachable) as caught:
+        await get_json(conn.api, "/api/v1/nodes/x")
+    assert str(caught.value) == ("The request GET /api/v1/nodes/x could not be sent (ValueError: cannot refresh "
+                                 "<redacted>).")
+    assert caught.value.reason == "unreachable" and api.requests == []

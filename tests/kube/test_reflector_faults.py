@@ -198,3 +198,26 @@ async def test_silence_is_judged_by_the_servers_bookmark_rhythm(fake):
     assert reflector.silence_limit() < 60  # judged by the rhythm, not by the 60 s read timeout
     assert stale.detail.startswith("The watch of pods sent nothing (no events, no bookmarks) for ")
     assert "(bookmarks had come every " in stale.detail
+
+
+async def test_a_list_that_repeats_its_continue_token_stops_with_a_clear_error(fake):
+    """The reflector lists through the one pager: a server that hands back a continue token already followed makes
+    the list trouble (stale, retried after a backoff), not a list that pages forever."""
+    api, conn = fake
+    looping = {"kind": "PodList", "apiVersion": "v1", "metadata": {"continue": "again", "resourceVersion": "5"},
+               "items": [pod_obj("a", "5")]}
+    api.items = [pod_obj("a", "90")]
+    api.list_script = [(200, {}, looping), (200, {}, looping)]
+    reflector = RecordingReflector(conn.api, "pods", None, page_size=1)
+    collector = Collector(reflector.run())
+    try:
+        await until(lambda: collector.relists() and collector.last_state().state == "live", "the list once it ends")
+        assert collector.states() == ["connecting", "stale", "live"]
+        stale = [d for d in collector.deltas if getattr(d, "state", "") == "stale"]
+        assert stale[0].detail == ("The list of pods from the API server cannot be used: the answer to GET "
+                                   "/api/v1/pods repeats the continue token 'again'.")
+        lists = [qs for _, qs in api.requests if "watch=true" not in qs]
+        assert lists == ["/api/v1/pods?limit=1", "/api/v1/pods?limit=1&continue=again", "/api/v1/pods?limit=1"]
+        assert len(reflector.pauses) == 1 and len(collector.relists()) == 1
+    finally:
+        await collector.stop()
