@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from observatory import __version__, classroom
+from observatory import __version__, classroom, schedule
 from observatory.cliflags import add_connection_flags
 from observatory.lab import fault_cli
-from observatory.scheduler import cli as scheduler_cli
 from observatory.settings import Settings
 
 if TYPE_CHECKING:
@@ -82,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     fault_cli.add_parser(lab_commands)  # observatory lab fault KIND (lab/fault_cli.py)
     add_why_parser(commands)
     classroom.add_parsers(commands)
-    scheduler_cli.add_parser(commands)
+    schedule.add_parser(commands)
     return parser
 
 
@@ -123,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "why":
         return run_why(settings, args)
     if args.command == "schedule":
-        return scheduler_cli.run(settings, args)
+        return schedule.run(settings, args)
     if args.command == "replay":
         return classroom.run_replay(settings, args)
     if args.command == "lessons":

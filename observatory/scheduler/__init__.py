@@ -1,4 +1,5 @@
-"""``observatory schedule``: observatory as a working scheduler for any schedulerName (issue 9).
+"""observatory's one scheduler, for any schedulerName: ``observatory schedule``, the screen's, and the lab's
+default-scheduler (:mod:`observatory.embedded`).
 
 * :mod:`.loop`: :class:`~.loop.Scheduler`, the program (reflectors, queue, scheduling and binding cycles, events,
   the PodScheduled condition); ``Scheduler(api, options).decisions()`` yields one
@@ -6,10 +7,10 @@
   ``ClusterSource.run_scheduler`` and never imports this package's I/O modules.
 * :mod:`.options` (pure): :class:`~.options.SchedulerOptions` and their validation.
 * :mod:`.policies` (pure): the ``--policy`` choices among the feasible nodes.
-* :mod:`.queue` (pure): the scheduling queue with backoff.
+* the scheduling queue with its backoff (pure) is :mod:`observatory.scheduling.queue`.
 * :mod:`.objects` (pure): the events, the status patch and the Lease as JSON.
 * :mod:`.events`: the events/v1 recorder; :mod:`.election`: leader election through a Lease.
-* :mod:`.cli`: the ``schedule`` subcommand.
+* the ``schedule`` subcommand is :mod:`observatory.schedule`, an entry point beside ``why``.
 
 Importing this package loads only the pure modules.
 """

@@ -42,13 +42,14 @@ def test_record_a_token_lab_session_then_replay_it(tmp_path, tmux):
         wait_for(tmux, session, "Bind sched-lab/manual to which node?")
         send(tmux, session, "worker", "Enter")
         wait_for(tmux, session, "201 Created")
+        # the lab's kubeconfig (and its token) lives as long as the lab: read it before quitting
+        kubeconfig = tmp_path / "cache" / "observatory" / "lab" / "kubeconfig"
+        token = next(line.split(":", 1)[1].strip() for line in kubeconfig.read_text().splitlines()
+                     if line.strip().startswith("token:"))
         send(tmux, session, "q")
         assert ended(tmux, session), "q should quit observatory"
 
         text = recording.read_text()
-        kubeconfig = tmp_path / "cache" / "observatory" / "lab" / "kubeconfig"
-        token = next(line.split(":", 1)[1].strip() for line in kubeconfig.read_text().splitlines()
-                     if line.strip().startswith("token:"))
         assert len(token) > 20 and token not in text
         recorded = read_recording(text.splitlines())
         assert recorded.header.lab and recorded.header.server.startswith("https://127.0.0.1:")

@@ -20,8 +20,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncGenerator
-from typing import Any, TextIO, cast
+from typing import Any, TextIO
 
 from observatory.cliflags import add_connection_flags
 from observatory.scheduler.options import SchedulerOptions
@@ -114,7 +113,7 @@ async def _main(settings: Any, args: argparse.Namespace, options: SchedulerOptio
 async def _serve(api: Any, options: SchedulerOptions, namespace: str | None, output: str, out: TextIO,
                  err: TextIO) -> int:
     """Run the scheduler until a signal (0) or a lost Lease (1), printing decisions to ``out``."""
-    from observatory.model.decisions import SchedulerStopped, SchedulingDecision
+    from observatory.model.decisions import SchedulerStopped
     from observatory.scheduler.loop import Scheduler
 
     def log(line: str) -> None:
@@ -129,9 +128,7 @@ async def _serve(api: Any, options: SchedulerOptions, namespace: str | None, out
         f"{mode}{election}); identity {scheduler.identity}")
 
     async def consume() -> None:
-        # Scheduler.decisions is an async generator (annotated as its AsyncIterator): closing it stops the watches.
-        stream = cast(AsyncGenerator[SchedulingDecision, None], scheduler.decisions())
-        async with contextlib.aclosing(stream) as decisions:
+        async with contextlib.aclosing(scheduler.decisions()) as decisions:  # closing it stops the watches
             async for decision in decisions:
                 line = json.dumps(decision.to_json()) if output == "json" else decision.summary()
                 out.write(line + "\n")
