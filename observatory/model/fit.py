@@ -28,6 +28,8 @@ from observatory.scheduling.verdicts import (
     AffinityMismatch,
     InsufficientResource,
     NodeNameMismatch,
+    Pair,
+    PodAffinityConflict,
     PortConflict,
 )
 
@@ -134,16 +136,21 @@ def pod_info(obj: Mapping[str, Any]) -> PodInfo:
     ``status.startTime`` are filled in per pod."""
     obj = mapping(obj)
     spec = mapping(obj.get("spec"))
-    shape = _shape(spec)
+    meta, status = mapping(obj.get("metadata")), mapping(obj.get("status"))
+    namespace = text(meta.get("namespace"))
+    # pod (anti-)affinity terms default to the pod's own namespace: such shapes are per namespace
+    shape = _shape(spec) + ("|" + namespace if "pod" in repr(spec.get("affinity")) else "")
     template = _INFO_CACHE.get(shape)
     if template is None:
-        template = PodInfo.from_pod({"spec": {k: v for k, v in spec.items() if k != "nodeName"}})
+        template = PodInfo.from_pod({"metadata": {"namespace": namespace},
+                                     "spec": {k: v for k, v in spec.items() if k != "nodeName"}})
         if len(_INFO_CACHE) >= _INFO_CACHE_SIZE:
             _INFO_CACHE.clear()
         _INFO_CACHE[shape] = template
-    meta, status = mapping(obj.get("metadata")), mapping(obj.get("status"))
+    raw_labels = mapping(meta.get("labels"))
     return replace(template, key=pod_key(obj), uid=text(meta.get("uid")), node_name=text(spec.get("nodeName")),
-                   start_time=text(status.get("startTime")))
+                   start_time=text(status.get("startTime")), namespace=namespace,
+                   labels={str(k): str(v) for k, v in raw_labels.items()})
 
 
 class FitIndex:
@@ -222,7 +229,42 @@ def _term_failure(term: NodeSelectorTerm, labels: Mapping[str, str], name: str) 
     return "no match"
 
 
-def _explain(verdict: NodeVerdict, info: PodInfo, node: NodeView | None, labels: Mapping[str, str]) -> list[str]:
+def _domain(pair: Pair, node: str) -> str:
+    """``on this node`` for a hostname domain, else ``in zone=a``."""
+    key, value = pair
+    return "on this node" if key == "kubernetes.io/hostname" and value == node else f"in {key}={value}"
+
+
+def _names(keys: list[str], most: int = 3) -> str:
+    shown = ", ".join(sorted(keys)[:most])
+    return shown + (f" and {len(keys) - most} more" if len(keys) > most else "")
+
+
+def _pod_affinity_why(detail: PodAffinityConflict, info: PodInfo, snapshot: Snapshot, node: str) -> str:
+    """InterPodAffinity's rejection in words, naming the pods in the node's topology domain."""
+    term, pair = detail.term, detail.pair
+    if detail.kind == "affinity":
+        assert term is not None
+        if pair is None:
+            return f"pod affinity {term.selector.describe()}: the node has no {term.topology_key} label"
+        return f"pod affinity: no pod matching {term.selector.describe()} {_domain(pair, node)}"
+    if pair is None:
+        return detail.kind
+    in_domain = [p for n in snapshot if n.labels.get(pair[0]) == pair[1] for p in n.pods.values()]
+    if detail.kind == "anti-affinity":
+        assert term is not None
+        hits = [p.key for p in in_domain if term.matches(p.namespace, p.labels, None)]
+        verb = "matches" if len(hits) == 1 else "match"
+        return f"anti-affinity: {_names(hits) or 'a pod'} {_domain(pair, node)} {verb} {term.selector.describe()}"
+    labels = (snapshot.namespaces or {}).get(info.namespace)
+    owners = [p.key for p in in_domain for t in p.required_anti_affinity
+              if t.topology_key == pair[0] and t.matches(info.namespace, info.labels, labels)]
+    return (f"existing pods' anti-affinity: {_names(sorted(set(owners))) or 'a pod'} {_domain(pair, node)} "
+            f"will not run beside a pod labelled {','.join(f'{k}={v}' for k, v in sorted(info.labels.items()))}")
+
+
+def _explain(verdict: NodeVerdict, info: PodInfo, node: NodeView | None, labels: Mapping[str, str],
+             snapshot: Snapshot | None = None) -> list[str]:
     why: list[str] = []
     for detail in verdict.details:
         if isinstance(detail, InsufficientResource):
@@ -253,6 +295,8 @@ def _explain(verdict: NodeVerdict, info: PodInfo, node: NodeView | None, labels:
             why.append(f"host port {detail.protocol}/{detail.port} ({detail.host_ip}) already in use")
         elif isinstance(detail, NodeNameMismatch):
             why.append(f"spec.nodeName is {detail.requested}")
+        elif isinstance(detail, PodAffinityConflict) and snapshot is not None:
+            why.append(_pod_affinity_why(detail, info, snapshot, verdict.node))
     if verdict.plugin == "NodeUnschedulable":
         why.append("cordoned (spec.unschedulable)")
     elif verdict.plugin == "NodeAffinity" and not why:
@@ -300,7 +344,7 @@ def fit_preview(pod: PodView, info: PodInfo, index: FitIndex, nodes: Mapping[str
         node = nodes.get(name)
         node_info = snapshot.get(name)
         labels = node_info.labels if node_info is not None else {}
-        why = () if verdict.feasible else tuple(_explain(verdict, unbound, node, labels))
+        why = () if verdict.feasible else tuple(_explain(verdict, unbound, node, labels, snapshot))
         out.append(NodeFit(name, verdict.feasible, verdict.plugin, verdict.reasons, why, _notes(node, verdict.plugin),
                            tuple((r.resource, r.requested, r.used, r.allocatable) for r in verdict.resources)))
     return FitPreview(pod.key, "observatory", OBSERVATORY_PREDICTION, tuple(out), scope)

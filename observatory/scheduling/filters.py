@@ -13,14 +13,17 @@ Reproduces, from kube-scheduler v1.34.1, in ``pkg/scheduler/apis/config/v1/defau
 5. ``NodePorts`` (``plugins/nodeports/node_ports.go``): a wanted host port in use. Unschedulable.
 6. ``NodeResourcesFit`` (``plugins/noderesources/fit.go`` ``fitsRequest``): every shortfall at once; Unschedulable,
    or UnschedulableAndUnresolvable when one request exceeds the node's allocatable (PR #131345).
+7. ``InterPodAffinity`` (``plugins/interpodaffinity/filtering.go``, :mod:`.interpodaffinity`): the pod's required
+   affinity and anti-affinity, and existing pods' anti-affinity, over the PreFilter's counts.
 
 As ``RunFilterPlugins`` does, a node's verdict is the status of the first plugin that rejects it. The volume,
-topology-spread, inter-pod-affinity and DRA filters that follow upstream are not reproduced: the lab has no
-volumes, spread constraints or claims.
+topology-spread and DRA filters upstream runs between NodeResourcesFit and InterPodAffinity, and after it, are not
+reproduced.
 """
 
 from __future__ import annotations
 
+from .interpodaffinity import INTER_POD_AFFINITY, PodAffinityState
 from .nodeinfo import NodeInfo, PodInfo
 from .resources import PODS
 from .taints import Taint, find_untolerated_taint, tolerates
@@ -44,7 +47,8 @@ __all__ = [
 
 NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION = "NodeUnschedulable", "NodeName", "TaintToleration"
 NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT = "NodeAffinity", "NodePorts", "NodeResourcesFit"
-FILTER_PLUGINS = (NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT)
+FILTER_PLUGINS = (NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT,
+                  INTER_POD_AFFINITY)
 """The filters reproduced here, in the default profile's order."""
 
 ERR_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -94,8 +98,9 @@ def _affinity_mismatch(pod: PodInfo, node: NodeInfo) -> AffinityMismatch | None:
     return AffinityMismatch(misses, unmatched, errors)
 
 
-def run_filters(pod: PodInfo, node: NodeInfo) -> NodeVerdict:
-    """Run the six filters on one node, stopping at the first that rejects it (``RunFilterPlugins``)."""
+def run_filters(pod: PodInfo, node: NodeInfo, affinity: PodAffinityState | None = None) -> NodeVerdict:
+    """Run the filters on one node, stopping at the first that rejects it (``RunFilterPlugins``). ``affinity`` is
+    InterPodAffinity's PreFilter state for this cycle (None: the plugin skips)."""
     table = resource_table(pod, node)
     errors = node.errors
     if node.unschedulable and not tolerates(pod.tolerations, _UNSCHEDULABLE_TAINT):
@@ -122,4 +127,9 @@ def run_filters(pod: PodInfo, node: NodeInfo) -> NodeVerdict:
         code = UNSCHEDULABLE_AND_UNRESOLVABLE if any(s.unresolvable for s in short) else UNSCHEDULABLE
         return NodeVerdict(node.name, NODE_RESOURCES_FIT, code, tuple(s.reason for s in short), tuple(short),
                            table, errors)
+    if affinity is not None:
+        rejected = affinity.filter(node)
+        if rejected is not None:
+            code, reason, conflict = rejected
+            return NodeVerdict(node.name, INTER_POD_AFFINITY, code, (reason,), (conflict,), table, errors)
     return NodeVerdict(node.name, None, SUCCESS, (), (), table, errors)

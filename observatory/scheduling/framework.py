@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .filters import NODE_AFFINITY, resource_table, run_filters
+from .interpodaffinity import INTER_POD_AFFINITY, PodAffinityState
+from .interpodaffinity import prefilter as inter_pod_affinity_prefilter
 from .messages import NO_NODES_AVAILABLE, fit_error_message, postfilter_message
 from .nodeinfo import PodInfo, Snapshot
 from .preemption import PreemptionVerdict, preemption_verdicts
@@ -96,11 +98,31 @@ def _snapshot(nodes: Snapshot | Iterable[Mapping[str, Any]], pods: Iterable[Mapp
     return Snapshot(nodes, pods)
 
 
-def _filter(pod: PodInfo, snapshot: Snapshot) -> tuple[dict[str, NodeVerdict], str | None]:
+def _rejected_by_prefilter(pod: PodInfo, snapshot: Snapshot, plugin: str,
+                           message: str) -> tuple[dict[str, NodeVerdict], str]:
+    """A PreFilter rejection: every node carries it, and the FitError says ``0/N nodes are available: <message>.``"""
+    return {n.name: NodeVerdict(n.name, plugin, UNSCHEDULABLE_AND_UNRESOLVABLE, (message,), (),
+                                resource_table(pod, n), n.errors) for n in snapshot}, message
+
+
+def _prefilter(pod: PodInfo, snapshot: Snapshot) -> tuple[PodAffinityState | None, tuple[dict[str, NodeVerdict], str]
+                                                         | None]:
+    """The PreFilter plugins in upstream's order: NodeAffinity's conflict check, then InterPodAffinity. Returns
+    InterPodAffinity's state and, when a PreFilter rejects the pod, the verdicts and message."""
     names = pod.affinity.node_names
     if names is not None and not names:
-        return {n.name: NodeVerdict(n.name, NODE_AFFINITY, UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_AFFINITY_CONFLICT,),
-                                    (), resource_table(pod, n), n.errors) for n in snapshot}, ERR_AFFINITY_CONFLICT
+        return None, _rejected_by_prefilter(pod, snapshot, NODE_AFFINITY, ERR_AFFINITY_CONFLICT)
+    affinity = inter_pod_affinity_prefilter(pod, snapshot)
+    if isinstance(affinity, str):
+        return None, _rejected_by_prefilter(pod, snapshot, INTER_POD_AFFINITY, affinity)
+    return affinity, None
+
+
+def _filter(pod: PodInfo, snapshot: Snapshot) -> tuple[dict[str, NodeVerdict], str | None, PodAffinityState | None]:
+    affinity, rejected = _prefilter(pod, snapshot)
+    if rejected is not None:
+        return rejected[0], rejected[1], None
+    names = pod.affinity.node_names
     verdicts = {}
     for info in snapshot:
         if names is not None and info.name not in names:
@@ -108,8 +130,8 @@ def _filter(pod: PodInfo, snapshot: Snapshot) -> tuple[dict[str, NodeVerdict], s
                 info.name, NODE_AFFINITY, UNSCHEDULABLE_AND_UNRESOLVABLE,
                 (f"node(s) didn't satisfy plugin(s) [{NODE_AFFINITY}]",), (), resource_table(pod, info), info.errors)
         else:
-            verdicts[info.name] = run_filters(pod, info)
-    return verdicts, None
+            verdicts[info.name] = run_filters(pod, info, affinity)
+    return verdicts, None, affinity
 
 
 def filter_nodes(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Mapping[str, Any]],
@@ -133,14 +155,14 @@ def schedule_one(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Ma
     snapshot = _snapshot(nodes, pods)
     if len(snapshot) == 0:
         return Decision(info.key, None, {}, {}, NO_NODES_AVAILABLE)
-    verdicts, prefilter_message = _filter(info, snapshot)
+    verdicts, prefilter_message, affinity = _filter(info, snapshot)
     if info.resources.errors:
         error = "; ".join(info.resources.errors)
         return Decision(info.key, None, verdicts, {}, error, error=error)
     feasible = [node for name, v in verdicts.items() if v.feasible and (node := snapshot.get(name)) is not None]
     if not feasible:
         by_name = {n.name: n for n in snapshot}
-        preemption = preemption_verdicts(info, by_name, verdicts)
+        preemption = preemption_verdicts(info, by_name, verdicts, affinity)
         post = postfilter_message(len(snapshot), preemption, dra_fragment=dra_fragment)
         message = fit_error_message(len(snapshot), verdicts, prefilter_message=prefilter_message,
                                     postfilter_message=post)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._json import listed
+from .interpodaffinity import AffinityTerm, parse_terms
 from .nodeaffinity import PodNodeAffinity, compile_pod_affinity
 from .pods import is_terminal, pod_key, pod_priority
 from .resources import CPU, MEMORY, PODS, PodResources, compute_pod_resources, node_allocatable
@@ -49,9 +50,11 @@ def _host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
 
 @dataclass(frozen=True, slots=True)
 class PodInfo:
-    """One Pod, parsed once: identity, priority, resources, tolerations, node affinity, host ports.
+    """One Pod, parsed once: identity, priority, resources, tolerations, node affinity, host ports, labels and
+    required pod (anti-)affinity terms.
 
-    ``start_time`` is ``status.startTime`` (RFC 3339, ``""`` when unset), used to order preemption victims."""
+    ``start_time`` is ``status.startTime`` (RFC 3339, ``""`` when unset), used to order preemption victims.
+    ``affinity_errors`` are malformed selectors of the pod (anti-)affinity terms."""
 
     key: str
     uid: str
@@ -65,6 +68,11 @@ class PodInfo:
     host_ports: tuple[HostPort, ...]
     table_rows: tuple[tuple[str, int], ...] = ()
     """``(resource, requested)`` rows of the resource table: cpu, memory, then the other positive requests."""
+    namespace: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    required_affinity: tuple[AffinityTerm, ...] = ()
+    required_anti_affinity: tuple[AffinityTerm, ...] = ()
+    affinity_errors: tuple[str, ...] = ()
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any]) -> PodInfo:
@@ -73,13 +81,25 @@ class PodInfo:
         meta = pod.get("metadata") if isinstance(pod, Mapping) else None
         status = pod.get("status") if isinstance(pod, Mapping) else None
         resources = compute_pod_resources(pod)
+        namespace = str((meta or {}).get("namespace") or "") if isinstance(meta, Mapping) else ""
+        raw_labels = meta.get("labels") if isinstance(meta, Mapping) else None
+        labels = {str(k): str(v) for k, v in raw_labels.items()} if isinstance(raw_labels, Mapping) else {}
+        affinity = spec.get("affinity")
+        if isinstance(affinity, Mapping) and ("podAffinity" in affinity or "podAntiAffinity" in affinity):
+            required, errors = parse_terms(namespace, affinity, "podAffinity")
+            anti, anti_errors = parse_terms(namespace, affinity, "podAntiAffinity")
+            errors += anti_errors
+        else:
+            required, anti, errors = (), (), ()
         return cls(
             key=pod_key(pod), uid=str((meta or {}).get("uid") or ""), node_name=str(spec.get("nodeName") or ""),
             priority=pod_priority(pod), preemption_never=spec.get("preemptionPolicy") == "Never",
             start_time=str((status or {}).get("startTime") or "") if isinstance(status, Mapping) else "",
             resources=resources, tolerations=parse_tolerations(pod),
             affinity=compile_pod_affinity(pod), host_ports=_host_ports(spec),
-            table_rows=tuple((n, a) for n, a in resources.requests.items() if n in (CPU, MEMORY) or a > 0))
+            table_rows=tuple((n, a) for n, a in resources.requests.items() if n in (CPU, MEMORY) or a > 0),
+            namespace=namespace, labels=labels, required_affinity=required, required_anti_affinity=anti,
+            affinity_errors=errors)
 
     @property
     def identity(self) -> str:
@@ -107,6 +127,8 @@ class NodeInfo:
     pods: dict[str, PodInfo] = field(default_factory=dict)
     used_ports: dict[tuple[str, int], Counter] = field(default_factory=dict)
     bad_pods: int = 0
+    anti_affinity_pods: int = 0
+    """Pods with required anti-affinity terms (``PodsWithRequiredAntiAffinity``)."""
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
@@ -141,6 +163,7 @@ class NodeInfo:
         self.nonzero_cpu += pod.resources.nonzero_cpu
         self.nonzero_memory += pod.resources.nonzero_memory
         self.bad_pods += bool(pod.resources.errors)
+        self.anti_affinity_pods += bool(pod.required_anti_affinity)
         for ip, protocol, port in pod.host_ports:
             self.used_ports.setdefault((protocol, port), Counter())[ip] += 1
 
@@ -154,6 +177,7 @@ class NodeInfo:
         self.nonzero_cpu -= pod.resources.nonzero_cpu
         self.nonzero_memory -= pod.resources.nonzero_memory
         self.bad_pods -= bool(pod.resources.errors)
+        self.anti_affinity_pods -= bool(pod.required_anti_affinity)
         for ip, protocol, port in pod.host_ports:
             ips = self.used_ports.get((protocol, port))
             if ips is not None:
@@ -173,7 +197,8 @@ class NodeInfo:
         """An independent copy, for "what if these pods were gone" (preemption's dry run)."""
         return NodeInfo(self.name, self.labels, self.taints, self.unschedulable, self.allocatable, self.node_errors,
                         dict(self.requested), self.nonzero_cpu, self.nonzero_memory, dict(self.pods),
-                        {k: Counter(v) for k, v in self.used_ports.items()}, self.bad_pods)
+                        {k: Counter(v) for k, v in self.used_ports.items()}, self.bad_pods,
+                        self.anti_affinity_pods)
 
     def usage(self) -> dict[str, int]:
         """``requested`` with cpu, memory and the pod count always present, for display."""
@@ -184,9 +209,12 @@ class NodeInfo:
 class Snapshot:
     """The nodes (in the order given) and the pods counted on them. Mutable: keep one and update it.
 
-    ``Snapshot(nodes, pods)`` takes Node and Pod JSON; pods that are unassigned or terminal are ignored."""
+    ``Snapshot(nodes, pods)`` takes Node and Pod JSON; pods that are unassigned or terminal are ignored.
+    ``namespaces`` (name -> labels) is filled by :meth:`set_namespace` when the caller watches Namespaces; None
+    means their labels are unknown (pod affinity terms with a namespace selector then see no labels)."""
 
     def __init__(self, nodes: Iterable[Mapping[str, Any]] = (), pods: Iterable[Mapping[str, Any]] = ()) -> None:
+        self.namespaces: dict[str, dict[str, str]] | None = None
         self._nodes: dict[str, NodeInfo] = {}
         self._where: dict[str, str] = {}  # pod identity -> node name
         self._orphans: dict[str, dict[str, PodInfo]] = {}  # node name -> pods waiting for that node
@@ -220,6 +248,20 @@ class Snapshot:
         for pod in waiting:
             info.add(pod)
         return info
+
+    def set_namespace(self, namespace: Mapping[str, Any]) -> None:
+        """Add or replace a Namespace's labels (for pod affinity terms' namespace selectors)."""
+        meta = namespace.get("metadata") if isinstance(namespace, Mapping) else None
+        meta = meta if isinstance(meta, Mapping) else {}
+        labels = meta.get("labels")
+        if self.namespaces is None:
+            self.namespaces = {}
+        self.namespaces[str(meta.get("name") or "")] = (
+            {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {})
+
+    def remove_namespace(self, name: str) -> None:
+        if self.namespaces is not None:
+            self.namespaces.pop(name, None)
 
     def remove_node(self, name: str) -> None:
         """Forget a node; its pods wait, in case the node comes back."""

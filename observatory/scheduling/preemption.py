@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .filters import run_filters
+from .interpodaffinity import PodAffinityState
 from .nodeinfo import NodeInfo, PodInfo
 from .verdicts import SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, Code, NodeVerdict
 
@@ -58,27 +59,36 @@ def _importance(pod: PodInfo) -> tuple[int, str]:
     return (-pod.priority, pod.start_time or "\uffff")
 
 
-def _select_victims(pod: PodInfo, node: NodeInfo) -> PreemptionVerdict:
+def _select_victims(pod: PodInfo, node: NodeInfo, affinity: PodAffinityState | None) -> PreemptionVerdict:
+    """``SelectVictimsOnNode``: remove every lower-priority pod (``RemovePod`` on the PreFilter state too), and if
+    the pod then fits, reprieve them one by one, most important first (``AddPod``)."""
     potential = sorted((p for p in node.pods.values() if p.priority < pod.priority), key=_importance)
     if not potential:
         return PreemptionVerdict(node.name, UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_PREEMPTION_VICTIMS,))
     trial = node.copy()
+    state = affinity.copy() if affinity is not None else None
     for victim in potential:
         trial.remove(victim.identity)
-    status = run_filters(pod, trial)
+        if state is not None:
+            state.update_with_pod(victim, trial, -1)
+    status = run_filters(pod, trial, state)
     if not status.feasible:
         return PreemptionVerdict(node.name, status.code, status.reasons)
     victims = []
     for p in potential:
         trial.add(p)
-        if not run_filters(pod, trial).feasible:
+        if state is not None:
+            state.update_with_pod(p, trial, 1)
+        if not run_filters(pod, trial, state).feasible:
             trial.remove(p.identity)
+            if state is not None:
+                state.update_with_pod(p, trial, -1)
             victims.append(p.key)
     return PreemptionVerdict(node.name, SUCCESS, (), tuple(victims))
 
 
-def preemption_verdicts(pod: PodInfo, nodes: Mapping[str, NodeInfo],
-                        verdicts: Mapping[str, NodeVerdict]) -> dict[str, PreemptionVerdict] | None:
+def preemption_verdicts(pod: PodInfo, nodes: Mapping[str, NodeInfo], verdicts: Mapping[str, NodeVerdict],
+                        affinity: PodAffinityState | None = None) -> dict[str, PreemptionVerdict] | None:
     """Per node, what preemption would find; None when the pod may not preempt (``preemptionPolicy: Never``).
     Nodes absent from ``verdicts`` (excluded before filtering) are "not helpful", as upstream's absent nodes."""
     if pod.preemption_never:
@@ -89,5 +99,5 @@ def preemption_verdicts(pod: PodInfo, nodes: Mapping[str, NodeInfo],
         if verdict is None or verdict.code != UNSCHEDULABLE:
             out[name] = PreemptionVerdict(name, UNSCHEDULABLE_AND_UNRESOLVABLE, (PREEMPTION_NOT_HELPFUL,))
         else:
-            out[name] = _select_victims(pod, info)
+            out[name] = _select_victims(pod, info, affinity)
     return out

@@ -10,9 +10,12 @@ bytes, pods a count, other resources ``Quantity.Value()``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .taints import Taint
+
+if TYPE_CHECKING:
+    from .interpodaffinity import AffinityTerm
 
 __all__ = [
     "SUCCESS",
@@ -24,6 +27,8 @@ __all__ = [
     "InsufficientResource",
     "NodeNameMismatch",
     "NodeVerdict",
+    "Pair",
+    "PodAffinityConflict",
     "PortConflict",
     "ResourceUse",
 ]
@@ -100,7 +105,24 @@ class NodeNameMismatch:
     requested: str
 
 
-Detail = InsufficientResource | Taint | PortConflict | AffinityMismatch | NodeNameMismatch
+Pair = tuple[str, str]
+"""A topology pair: ``(topologyKey, a node's value of that label)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityConflict:
+    """Why InterPodAffinity rejected a node: ``kind`` is ``affinity`` (no pod matching ``term`` in the node's
+    domain; ``pair`` None when the node lacks the topology label), ``anti-affinity`` (``count`` pods matching the
+    incoming pod's ``term`` in the domain ``pair``) or ``existing-anti-affinity`` (``count`` existing pods whose
+    anti-affinity matches the incoming pod are in the domain ``pair``; ``term`` is None)."""
+
+    kind: str
+    pair: Pair | None
+    count: int = 0
+    term: AffinityTerm | None = None
+
+
+Detail = InsufficientResource | Taint | PortConflict | AffinityMismatch | NodeNameMismatch | PodAffinityConflict
 
 
 class NodeVerdict(NamedTuple):
