@@ -30,7 +30,7 @@ RESULTS = Path(__file__).parent / "results"
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def one_pod(http: aiohttp.ClientSession, name: str) -> dict[str, float]:

@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, settings
 from observatory.embedded import EmbeddedLab
 from observatory.settings import LabSettings
 
+pytest_plugins = ["tests.rbac_fixtures"]
+
 settings.register_profile("ci", derandomize=True, database=None, deadline=None,
                           suppress_health_check=list(HealthCheck))
 settings.register_profile("explore", deadline=None, suppress_health_check=list(HealthCheck))

@@ -252,7 +252,7 @@ _DRY_RUN = _q("dryRun", "string", "When present, indicates that modifications sh
 _FIELD_MANAGER = _q("fieldManager", "string", "fieldManager is a name associated with the actor or entity that "
                     "is making these changes.")
 _WRITE_PARAMS = [_DRY_RUN, _FIELD_MANAGER, _q("fieldValidation", "string", _FIELD_VALIDATION_DOC)]
-_PATCH_PARAMS = _WRITE_PARAMS + [_q("force", "boolean", 'Force is going to "force" Apply requests.')]
+_PATCH_PARAMS = [*_WRITE_PARAMS, _q("force", "boolean", 'Force is going to "force" Apply requests.')]
 _LIST_PARAMS = [_q(n, t, n) for n, t in (
     ("allowWatchBookmarks", "boolean"), ("continue", "string"), ("fieldSelector", "string"),
     ("labelSelector", "string"), ("limit", "integer"), ("resourceVersion", "string"),
@@ -318,7 +318,7 @@ def _resource_paths(plural: str, kind: str, namespaced: bool, collection_delete:
     if collection_delete:
         collection["delete"] = _op("deletecollection", f"deleteCoreV1Collection{ns}{kind}",
                                    f"delete collection of {kind}", kind, _META + "DeleteOptions", status, _OK,
-                                   [_DRY_RUN] + _LIST_PARAMS)
+                                   [_DRY_RUN, *_LIST_PARAMS])
     item = {
         "delete": _op("delete", f"deleteCoreV1{ns}{kind}", f"delete a {kind}", kind, _META + "DeleteOptions", obj,
                       _ACCEPTED, [_DRY_RUN]),
@@ -344,7 +344,7 @@ def _resource_paths(plural: str, kind: str, namespaced: bool, collection_delete:
         paths[f"/api/v1/{plural}"] = {
             "get": _op("list", f"listCoreV1{kind}ForAllNamespaces", f"list or watch objects of kind {kind}", kind,
                        None, lst, _OK),
-            "parameters": _LIST_PARAMS + [_q("pretty", "string", "If 'true', then the output is pretty printed.")],
+            "parameters": [*_LIST_PARAMS, _q("pretty", "string", "If 'true', then the output is pretty printed.")],
         }
     return paths
 

@@ -83,7 +83,7 @@ def _decode(raw: bytes | str) -> Any:
                     in_str, esc = not (ch == '"' and not esc), ch == "\\" and not esc
                 elif ch in '"[{]}':
                     in_str = ch == '"'
-                    stack = stack + [ch] if ch in "[{" else stack[:-1] if ch in "]}" else stack
+                    stack = [*stack, ch] if ch in "[{" else stack[:-1] if ch in "]}" else stack
             where = "after object key:value pair" if stack[-1:] == ["{"] else "after array element"
         elif msg.startswith("Invalid control character"):
             where = "in string literal"

@@ -241,7 +241,8 @@ class Store:
             raise errors.conflict(
                 conflict_resource or resource,
                 meta_in["name"],
-                f"Precondition failed: UID in precondition: {expect_uid}, UID in object meta: {old['metadata'].get('uid')}",
+                f"Precondition failed: UID in precondition: {expect_uid}, "
+                f"UID in object meta: {old['metadata'].get('uid')}",
             )
         meta = dict(meta_in)
         for fixed in ("uid", "creationTimestamp"):

@@ -26,6 +26,7 @@ lesson's namespace) or ``namespace/name``; every check also takes ``namespace`` 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -334,7 +335,7 @@ def _timeline(state: ClusterState, key: str) -> CheckResult:
     frames = state.timeline(key)
     if not frames:
         return CheckResult(False, f"pod {key} not seen yet")
-    for a, b in zip(frames, frames[1:]):
+    for a, b in itertools.pairwise(frames):
         if not a.node_name and b.node_name and "DELETED" not in (a.change, b.change):
             return CheckResult(True, f"pod {key}: spec.nodeName <empty> at resourceVersion {a.resource_version}, "
                                      f"then {b.node_name} at resourceVersion {b.resource_version}")

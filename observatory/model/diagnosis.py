@@ -59,7 +59,8 @@ __all__ = [
 ]
 
 NO_SCHEDULER, REFUSED, SCHEDULER_ERROR, GATED = "no-scheduler", "refused", "scheduler-error", "gated"
-DELETING, WAITING_KUBELET, NODE_NOT_READY, NODE_MISSING = "deleting", "waiting-kubelet", "node-not-ready", "node-missing"
+DELETING, WAITING_KUBELET = "deleting", "waiting-kubelet"
+NODE_NOT_READY, NODE_MISSING = "node-not-ready", "node-missing"
 NOMINATED, SCHEDULED, RUNNING, FINISHED = "nominated", "scheduled", "running", "finished"
 
 STATES: Mapping[str, str] = {

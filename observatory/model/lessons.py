@@ -186,4 +186,4 @@ class LessonRun:
         """The progress for the transcript."""
         return LessonProgress(self.lesson.name, self.lesson.title, tuple(
             StepProgress(step.title, at, detail)
-            for step, at, detail in zip(self.lesson.steps, self._ticked, self._details)))
+            for step, at, detail in zip(self.lesson.steps, self._ticked, self._details, strict=True)))

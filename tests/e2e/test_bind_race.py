@@ -92,7 +92,7 @@ async def test_concurrent_binds_from_observatory_and_kubectl_give_one_201(lab, t
     exchanges, processes = results[: CLIENTS // 2], results[CLIENTS // 2:]
     assert all(e.error is None for e in exchanges), [e.error for e in exchanges]
     created = [e.node for e in exchanges if e.status == 201] + \
-        [node for node, p in zip(theirs, processes) if p.returncode == 0]
+        [node for node, p in zip(theirs, processes, strict=True) if p.returncode == 0]
     assert created == [winner], (created, winner)
     conflict = CONFLICT_409.format(pod=pod, node=winner).encode()
     for exchange in exchanges:
@@ -100,7 +100,7 @@ async def test_concurrent_binds_from_observatory_and_kubectl_give_one_201(lab, t
             assert (exchange.status_line, exchange.response_body) == ("HTTP/1.1 201 Created", CREATED_201)
         else:
             assert (exchange.status, exchange.reason, exchange.response_body) == (409, "Conflict", conflict)
-    for node, process in zip(theirs, processes):
+    for node, process in zip(theirs, processes, strict=True):
         if node == winner:
             assert (process.returncode, process.stdout.encode(), process.stderr) == (0, CREATED_201, "")
         else:

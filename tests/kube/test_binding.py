@@ -58,7 +58,8 @@ async def test_404_for_a_missing_pod_is_data(lab, conn):
 
 
 async def test_credentials_never_recorded_over_tls_with_a_token(tmp_path):
-    lab = EmbeddedLab(LabSettings(**API_ONLY), host="0.0.0.0", scenario="manual-binding", kubeconfig_path=tmp_path / "kc")
+    lab = EmbeddedLab(LabSettings(**API_ONLY), host="0.0.0.0", scenario="manual-binding",
+                      kubeconfig_path=tmp_path / "kc")
     await lab.start()
     try:
         path = rewrite_kubeconfig(lab.kubeconfig_path, tmp_path / "kc-loopback", server=loopback_url(lab.url))

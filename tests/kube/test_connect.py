@@ -292,7 +292,8 @@ async def test_dangling_and_missing_current_context(tmp_path):
     assert_paragraph(exc.value, str(path), '"deleted"', "current-context", "ctx, spare")
     doc["current-context"] = ""
     write_yaml(path, doc)
-    assert_paragraph(await refused(path, "no-current-context"), str(path), "sets no current-context", "ctx, spare", "--context NAME")
+    assert_paragraph(await refused(path, "no-current-context"), str(path), "sets no current-context", "ctx, spare",
+                     "--context NAME")
 
 
 async def refused(path, reason: str) -> ConnectError:
@@ -307,7 +308,8 @@ async def test_missing_cluster(tmp_path):
     doc = valid_doc()
     doc["contexts"][0]["context"]["cluster"] = "gone"
     path = write_yaml(tmp_path / "kc", doc)
-    assert_paragraph(await refused(path, "missing-cluster"), str(path), 'Context "ctx"', 'cluster "gone"', "not defined")
+    assert_paragraph(await refused(path, "missing-cluster"), str(path), 'Context "ctx"', 'cluster "gone"',
+                     "not defined")
 
 
 async def test_missing_user(tmp_path):
@@ -321,10 +323,12 @@ async def test_bad_certificate_data(tmp_path):
     doc = valid_doc("https://127.0.0.1:6443")
     doc["clusters"][0]["cluster"]["certificate-authority-data"] = "%%% not base64 %%%"
     path = write_yaml(tmp_path / "kc", doc)
-    assert_paragraph(await refused(path, "bad-certificate"), str(path), "certificate-authority-data", "not valid base64", 'context "ctx"')
+    assert_paragraph(await refused(path, "bad-certificate"), str(path), "certificate-authority-data",
+                     "not valid base64", 'context "ctx"')
     doc["clusters"][0]["cluster"]["certificate-authority-data"] = base64.b64encode(b"not a PEM").decode()
     write_yaml(path, doc)
-    assert_paragraph(await refused(path, "bad-certificate"), str(path), "certificate authority", "not a usable PEM certificate")
+    assert_paragraph(await refused(path, "bad-certificate"), str(path), "certificate authority",
+                     "not a usable PEM certificate")
 
 
 async def test_bad_client_key_data(tmp_path):
@@ -368,9 +372,9 @@ def exec_kubeconfig(tmp_path: Path, lab: EmbeddedLab, script: str) -> Path:
 
 
 async def test_exec_plugin_token(tls_lab, tmp_path):
-    script = ("import json\nprint(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1beta1', "
-              "'kind': 'ExecCredential', 'status': {'token': %r, "
-              "'expirationTimestamp': '2999-01-01T00:00:00Z'}}))\n" % tls_lab.token)
+    credential = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
+                  "status": {"token": tls_lab.token, "expirationTimestamp": "2999-01-01T00:00:00Z"}}
+    script = f"import json\nprint(json.dumps({credential!r}))\n"
     conn = await connect(str(exec_kubeconfig(tmp_path, tls_lab, script)))
     try:
         await check_reachable(conn)  # the token is sent through the refresh hook, which reuses the unexpired one

@@ -147,8 +147,9 @@ async def test_basic_auth(tmp_path):
 
 async def test_exec_plugin(tmp_path):
     plugin = tmp_path / "plugin.py"
-    plugin.write_text("import json\nprint(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1beta1', "
-                      "'kind': 'ExecCredential', 'status': {'token': %r}}))\n" % EXEC_TOKEN)
+    credential = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
+                  "status": {"token": EXEC_TOKEN}}
+    plugin.write_text(f"import json\nprint(json.dumps({credential!r}))\n")
     user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
                      "args": [str(plugin)]}}
     conn = await facts(kubeconfig(tmp_path / "kc", user, server="http://127.0.0.1:8080"))

@@ -537,7 +537,7 @@ async def test_kubectl_create_get_and_describe(kubectl, lab, http):
 
 async def test_kubectl_create_refused_shows_the_422(kubectl, lab):
     bad = scheduler_event("bad", type="Bogus")
-    code, out, err = await kubectl_run(kubectl, lab, "create", "-f", "-", stdin=yaml.safe_dump(bad))
+    code, _out, err = await kubectl_run(kubectl, lab, "create", "-f", "-", stdin=yaml.safe_dump(bad))
     assert code == 1
     assert 'The Event "bad" is invalid: type: Invalid value: "": has invalid value: Bogus' in err
 

@@ -203,7 +203,7 @@ def test_two_instances_race_and_each_pod_is_bound_once(lab, instances):
         new = [f"race-{batch}-{i}" for i in range(8)]
         names += new
         apply(lab, *(pod_manifest(name) for name in new))
-        wait(lambda: all(node_of(lab, n) for n in new), "the batch to be bound")
+        wait(lambda new=new: all(node_of(lab, n) for n in new), "the batch to be bound")
         if conflicts():
             break
     assert conflicts(), "no race happened in 40 pods"
@@ -221,7 +221,8 @@ def test_two_instances_race_and_each_pod_is_bound_once(lab, instances):
     assert sorted(scheduled) == sorted(names)  # exactly one Scheduled event per pod: the loser wrote none
     for line in conflicts():
         pod = line.split()[2].split("/")[1]
-        assert line == (f"409 Conflict sched-lab/{pod} -> {node_of(lab, pod)}: {CONFLICT.format(pod, node_of(lab, pod))}"
+        node = node_of(lab, pod)
+        assert line == (f"409 Conflict sched-lab/{pod} -> {node}: {CONFLICT.format(pod, node)}"
                         " (another binder won; not retried, no Scheduled event)")
     assert a.stop() == 0 and b.stop() == 0
 

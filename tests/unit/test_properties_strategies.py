@@ -109,10 +109,11 @@ def corrupted(draw: st.DrawFn, valid: st.SearchStrategy[Any], max_edits: int = 4
         elif action == "unknown" and isinstance(parent, dict):
             parent[draw(odd_text)] = draw(junk)
         else:
+            old = parent[key]
             parent[key] = {"null": lambda: None, "junk": lambda: draw(junk), "text": lambda: draw(odd_text),
                            "huge": lambda: draw(st.sampled_from([HUGE, HUGE_MARKUP])),
-                           "number": lambda: draw(numbers), "not-a-list": lambda: {"0": parent[key]},
-                           "list": lambda: [parent[key]], "unknown": lambda: draw(junk)}[action]()
+                           "number": lambda: draw(numbers), "not-a-list": lambda old=old: {"0": old},
+                           "list": lambda old=old: [old], "unknown": lambda: draw(junk)}[action]()
     return value
 
 
