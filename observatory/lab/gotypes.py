@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from observatory.lab.goparse import _GO_SPACE, _RFC3339, _RFC3339_MICRO, _quantity_error, _time_error
-from observatory.lab.schema import _MODEL_RE, KIND_MODELS, _models, model_fields
+from observatory.lab.schema import _MODEL_RE, KIND_MODELS, has_model, model_fields
 
 __all__ = ["type_error"]
 
@@ -157,7 +157,7 @@ def _descriptor(type_string: str, go: str | None, tables: dict[str, dict[str, tu
         return (_INT, go, _RANGES[go])
     if type_string == "bool":
         return (_BOOL, "bool", None)
-    if _MODEL_RE.match(type_string) and hasattr(_models(), type_string):
+    if _MODEL_RE.match(type_string) and has_model(type_string):
         return (_MODEL, "v1." + _go_struct(type_string), (_field_table(type_string, tables), _go_struct(type_string)))
     return (_ANY, "", None)  # 'object': FieldsV1 (IntOrString is listed in _GO_TYPES)
 
