@@ -6,8 +6,8 @@ errors of Quantity, Time/MicroTime and IntOrString's own decoders. It reproduces
 ``pkg/runtime/serializer/json`` (``SimpleMetaFactory.Interpret``), sigs.k8s.io/json's ``UnmarshalTypeError`` and
 ``addErrorContext``, apiserver ``pkg/endpoints/handlers/rest.go`` ``transformDecodeError`` and ``summarizeData``,
 with the Go field types of k8s.io/api core/v1, apimachinery meta/v1 and coordination/v1 ``types.go``. The field
-tables come from the generated models of :mod:`observatory.lab.schema`; the Quantity and Time parsers' errors come
-from :mod:`observatory.lab.goparse`.
+tables come from the generated models of :mod:`observatory.lab.schema`; the Quantity parser's errors come from
+:mod:`observatory.scheduling.quantity` and the Time parsers' from :mod:`observatory.lab.goparse`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import functools
 import json
 from typing import Any
 
-from observatory.lab.goparse import _GO_SPACE, _RFC3339, _RFC3339_MICRO, _quantity_error, _time_error
+from observatory.lab.goparse import _GO_SPACE, _RFC3339, _RFC3339_MICRO, _time_error
 from observatory.lab.schema import _MODEL_RE, KIND_MODELS, has_model, model_fields
+from observatory.scheduling.quantity import quantity_error
 
 __all__ = ["type_error"]
 
@@ -252,7 +253,7 @@ def _check(desc: tuple, value: Any, struct: str, path: list[str], saved: list[st
             saved.append(_type_error(wrong, struct, path, go_type))
     elif code == _QTY:
         raw = value if isinstance(value, str) else _literal(value)
-        problem = _quantity_error(raw.strip(_GO_SPACE))
+        problem = quantity_error(raw.strip(_GO_SPACE))
         if problem:
             raise _Aborted(problem)
     elif code == _IOSC:
