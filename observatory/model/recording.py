@@ -44,6 +44,7 @@ from typing import Any
 from .commands import strip_userinfo
 from .deltas import Deleted, Delta, Relisted, Upserted, WatchState
 from .exchange import BindingExchange
+from .timefmt import parse_time, rfc3339
 
 __all__ = [
     "FORMAT", "VERSION", "DeltaEntry", "Entry", "ExchangeEntry", "Header", "KeyEntry", "Recorder", "Recording",
@@ -124,20 +125,6 @@ class Recording:
 
 
 # -- times and bodies -----------------------------------------------------------------------------------------------
-
-def rfc3339(when: datetime) -> str:
-    """``2026-11-29T10:00:00.250000Z``: ISO 8601 with the offset (``Z`` for UTC), microseconds when not zero. A naive
-    datetime is written without an offset (and read back naive)."""
-    text = when.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-
-def parse_time(text: str) -> datetime:
-    """The inverse of :func:`rfc3339`; ValueError for anything else."""
-    if not isinstance(text, str) or not text:
-        raise ValueError("not a time")
-    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
-
 
 def _body(body: bytes) -> tuple[str, bool]:
     try:

@@ -18,9 +18,10 @@ from typing import Any
 from observatory.scheduling.pods import DEFAULT_SCHEDULER_NAME
 from observatory.scheduling.resources import node_allocatable, pod_requests
 
-from ._json import integer, items, mapping, text, timestamp
+from ._json import integer, items, mapping, text
 from .exchange import BindingExchange
 from .podstatus import pod_status
+from .timefmt import timestamp
 
 __all__ = ["BindingExchange", "EventView", "LeaseView", "NodeView", "PodView", "Taint", "TimelineFrame"]
 

@@ -22,9 +22,10 @@ from typing import Any
 from .commands import EquivalentCommands, strip_userinfo
 from .diagnosis import Diagnosis
 from .exchange import BindingExchange
-from .recording import exchange_to_json, rfc3339
+from .recording import exchange_to_json
 from .records import EventView, PodView
 from .state import ClusterState
+from .timefmt import rfc3339
 
 __all__ = [
     "REDACTED", "BindRecord", "LessonProgress", "PodSnapshot", "StepProgress", "Transcript",
