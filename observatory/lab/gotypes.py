@@ -235,9 +235,13 @@ def _check(desc: tuple, value: Any, struct: str, path: list[str], saved: list[st
         elif not saved:
             saved.append(_type_error(_value_name(value), struct, path, go_type))
     elif code == _LIST or code == _MAP:
-        container = list if code == _LIST else dict
-        if value.__class__ is container:
-            for item in (value if code == _LIST else value.values()):
+        items: Any = None
+        if code == _LIST and value.__class__ is list:
+            items = value
+        elif code == _MAP and value.__class__ is dict:
+            items = value.values()
+        if items is not None:
+            for item in items:
                 if item is not None:
                     _check(extra, item, struct, path, saved)
         elif not saved:

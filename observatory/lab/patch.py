@@ -77,7 +77,8 @@ def _decode(raw: bytes | str) -> Any:
         if msg.startswith("Expecting property name"):
             where = "looking for beginning of object key string"
         elif msg == "Expecting ',' delimiter":  # inside an object or an array?
-            stack, in_str, esc = [], False, False
+            stack: list[str] = []
+            in_str, esc = False, False
             for ch in text[:pos]:
                 if in_str:
                     in_str, esc = not (ch == '"' and not esc), ch == "\\" and not esc

@@ -67,8 +67,6 @@ __all__ = ["Attributes", "Grant", "Policy", "RbacError", "Rule", "User", "attrib
            "self_subject_access_review", "write_user_kubeconfigs"]
 
 ALL = "*"
-USER_KEY: web.RequestKey[User] = web.RequestKey("observatory.lab.user", "User")
-"""Where an RBAC lab keeps the authenticated :class:`User` of a request (``request[USER_KEY]``)."""
 SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 JSON = "application/json"
 
@@ -126,6 +124,10 @@ class User:
     def home_namespace(self) -> str:
         """The namespace its kubeconfig context names: its first namespace, or ``default`` when it has only ``*``."""
         return next((ns for ns in self.namespaces if ns != ALL), "default")
+
+
+USER_KEY: web.RequestKey[User] = web.RequestKey("observatory.lab.user", User)
+"""Where an RBAC lab keeps the authenticated :class:`User` of a request (``request[USER_KEY]``)."""
 
 
 @dataclass(frozen=True)
@@ -389,7 +391,7 @@ async def self_subject_access_review(request: web.Request, policy: Policy | None
     echoed: dict[str, Any] = {}
     if isinstance(res, dict):
         echoed["resourceAttributes"] = {k: str(res[k]) for k in _RESOURCE_FIELDS if res.get(k)}
-    else:
+    elif isinstance(non, dict):
         echoed["nonResourceAttributes"] = {k: str(non[k]) for k in ("path", "verb") if non.get(k)}
     out = {"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
            "metadata": {"creationTimestamp": None}, "spec": echoed,

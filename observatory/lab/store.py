@@ -386,7 +386,7 @@ _META_ORDER = (
 )
 
 
-_EMPTY = (None, {}, [], "")
+_EMPTY: tuple[Any, ...] = (None, {}, [], "")
 
 
 def _with_metadata(obj: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:

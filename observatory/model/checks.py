@@ -29,7 +29,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 from .diagnosis import STATES
 from .exchange import BindingExchange
@@ -148,6 +148,12 @@ class _Spec:  # also used by .lessons
 
     def key(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
+
+    @overload
+    def text(self, key: str, *, required: Literal[True], empty: bool = False) -> str: ...
+
+    @overload
+    def text(self, key: str, *, required: bool = False, empty: bool = False) -> str | None: ...
 
     def text(self, key: str, *, required: bool = False, empty: bool = False) -> str | None:
         if key not in self.data:

@@ -39,7 +39,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
 from .commands import strip_userinfo
 from .deltas import Deleted, Delta, Relisted, Upserted, WatchState
@@ -254,6 +254,12 @@ class _Fields:
             raise self.fail(f"{key!r} must be a finite number")
         return float(value)
 
+    @overload
+    def time(self, key: str) -> datetime: ...
+
+    @overload
+    def time(self, key: str, *, optional: bool) -> datetime | None: ...
+
     def time(self, key: str, *, optional: bool = False) -> datetime | None:
         value = self.text(key, optional=optional)
         if value is None:
@@ -323,7 +329,7 @@ def decode_line(line: str, *, number: int | None = None) -> Header | Entry:
     """
     try:
         obj = json.loads(line)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise RecordingError(f"not valid JSON ({exc.msg} at column {exc.colno})", number) from None
     if not isinstance(obj, dict):
         raise RecordingError("not a JSON object", number)

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 
@@ -302,7 +302,7 @@ def _read_header(path: Path) -> dict[str, Any] | None:
     return _check_header(path, first) if _is_header(first) else None
 
 
-def _is_header(doc: Any) -> bool:
+def _is_header(doc: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(doc, dict) and doc.get("kind") == HEADER_KIND and "apiVersion" not in doc
 
 
