@@ -283,6 +283,38 @@ def test_a_bad_file_is_one_readable_sentence(tmp_path, text, problem):
     assert str(caught.value).startswith(f"{path}: ") and problem in str(caught.value)
 
 
+@pytest.mark.parametrize(("text", "problem"), [
+    ("users: [5]", "users[0]: not a mapping with name, token, namespaces and rules"),
+    ("users: [{name: '', token: t, zz: 1}]", "users[0]: 'name' must be a non-empty string"),
+    ("users: [{name: a, token: 5}]", "users[0] (a): 'token' must be a non-empty string without spaces"),
+    ("users: [{name: a, token: t, namespaces: [5]}]", "users[0] (a): namespaces: must be a list of strings"),
+    ("users: [{name: a, token: t, rules: ~}]", "users[0] (a): 'rules' must be a list"),
+    ("users: [{name: a, token: t, rules: [5]}]", "users[0] (a): rules[0]: not a mapping with verbs and resources"),
+    ("users: [{name: a, token: t, rules: [{verbs: [get], resources: [p]}, {verbs: [], b: 1}]}]",
+     "users[0] (a): rules[1]: unknown field 'b' (known: apiGroups, namespaces, nonResourceURLs, resourceNames, "
+     "resources, verbs)"),
+    ("users: [{name: a, token: t, rules: [{verbs: [get], resources: [p], apiGroups: 5}]}]",
+     "users[0] (a): rules[0]: apiGroups: must be a list of strings"),
+    ("users: [{name: a, token: t}, {name: a, token: 5}]", "users[1] (a): the name is already another user's"),
+    ("users: [{name: a, token: t}, {name: a, token: t, zz: 1}]",
+     "users[1] (a): unknown field 'zz' (a user has name, token, namespaces, rules)"),
+])
+def test_the_first_problem_of_a_file_is_the_one_reported(tmp_path, text, problem):
+    path = tmp_path / "rbac.yaml"
+    path.write_text(text)
+    with pytest.raises(rbac.RbacError) as caught:
+        rbac.load_policy(path)
+    assert str(caught.value) == f"{path}: {problem}"
+
+
+def test_one_string_is_a_list_of_it(tmp_path):
+    path = tmp_path / "rbac.yaml"
+    path.write_text("users: [{name: a, token: t, namespaces: team-a, rules: [{verbs: get, resources: pods}]}]")
+    (user,) = rbac.load_policy(path).users
+    assert user.namespaces == ("team-a",)
+    assert user.rules == (rbac.Rule(("get",), ("pods",), namespaces=("team-a",)),)
+
+
 async def test_a_lab_with_a_bad_file_does_not_start(tmp_path):
     lab = EmbeddedLab(LabSettings(rbac=tmp_path / "missing.yaml", **API_ONLY), kubeconfig_path=tmp_path / "kc")
     with pytest.raises(LabError, match=r"missing.yaml: cannot read the RBAC file: No such file or directory"):
