@@ -51,6 +51,7 @@ class UserFile(BaseModel):
 RULE_FIELDS = tuple(sorted(RuleFile.model_fields))
 
 
+_UNKNOWN = ("extra_forbidden", "invalid_key")  # a field not in the model; a key that is not a string (YAML ``1: x``)
 _RULE_ORDER = ("verbs", "resources", "nonResourceURLs", "namespaces", "apiGroups", "resourceNames")
 _USER_ORDER = ("name", "token", "namespaces", "rules")
 
@@ -64,7 +65,7 @@ def _first(errors: list[tuple[tuple[Any, ...], str]], order: tuple[str, ...],
         if not loc:
             return (0,)
         field = str(loc[0])
-        if kind == "extra_forbidden" and len(loc) == 1:
+        if kind in _UNKNOWN and len(loc) == 1:
             return (2, field)
         position = order.index(field) if field in order else len(order)
         return (1 if field in before_unknown else 3, position, loc[1:2] if field == "rules" else ())
@@ -74,7 +75,7 @@ def _first(errors: list[tuple[tuple[Any, ...], str]], order: tuple[str, ...],
 def _rule_sentence(loc: tuple[Any, ...], kind: str) -> str:
     if not loc:
         return "not a mapping with verbs and resources"
-    if kind == "extra_forbidden":
+    if kind in _UNKNOWN:
         return f"unknown field {str(loc[0])!r} (known: {', '.join(RULE_FIELDS)})"
     return f"{loc[0]}: must be a list of strings"
 
@@ -93,7 +94,7 @@ def user_problem(exc: ValidationError) -> tuple[str, str]:
     if not loc:
         return "unnamed", "not a mapping with name, token, namespaces and rules"
     field = str(loc[0])
-    if kind == "extra_forbidden" and len(loc) == 1:
+    if kind in _UNKNOWN and len(loc) == 1:
         return "named", f"unknown field {field!r} (a user has name, token, namespaces, rules)"
     if field == "name":
         return "unnamed", "'name' must be a non-empty string"

@@ -135,7 +135,7 @@ class CheckResult:
     detail: str
 
 
-class _Spec:  # also used by .lessons
+class _Spec:
     """Typed reads of one mapping of the lesson; errors name the source and the key path."""
 
     def __init__(self, data: Any, source: str, where: str, allowed: Sequence[str]) -> None:
