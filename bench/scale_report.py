@@ -17,7 +17,7 @@ TARGETS = (
     ("sync_50k", "initial sync, 50k pods / 1k nodes (still usable)", "≤ 15 s", 15.0, "s"),
     ("ratio_1000", "reflect-latency median, observatory ÷ kubectl, at 1,000 events/s", "≤ 1.5", 1.5, "x"),
 )
-"""The targets of issue 8, each read from :func:`headline`."""
+"""The scale targets, each read from :func:`headline`."""
 
 
 def stats(values: Sequence[float]) -> dict[str, Any]:

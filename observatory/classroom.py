@@ -1,4 +1,4 @@
-"""The command line of issue 6, teaching and recording: ``observatory replay``, ``observatory lessons``, and the
+"""The command line for teaching and recording: ``observatory replay``, ``observatory lessons``, and the
 ``--record FILE`` and ``--lesson NAME`` flags of the screen. :mod:`observatory.cli` wires these in.
 
 Every failure the user can cause ends as one line on stderr and exit code 2 (:data:`EXIT_USAGE`), never a traceback:

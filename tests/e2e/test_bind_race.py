@@ -1,4 +1,4 @@
-"""Races (issue 7, item 5): concurrent Bindings of one pod, half from observatory (``kube.binding.post_binding``)
+"""Races: concurrent Bindings of one pod, half from observatory (``kube.binding.post_binding``)
 and half from kubectl (``kubectl create --raw …/binding -f binding.json``, reference §1.7), each to another node.
 
 Exactly one gets ``201 Created``; every other gets the API server's 409 of reference §1.3, naming the winner's

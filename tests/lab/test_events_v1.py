@@ -1,4 +1,4 @@
-"""events.k8s.io/v1 in the lab: the core/v1 events storage seen through the other group (issue 9).
+"""events.k8s.io/v1 in the lab: the core/v1 events storage seen through the other group.
 
 Expected values come from upstream, not from the lab: field names and JSON tags from ``k8s.io/api`` events/v1 and
 core/v1 ``types.go`` and k/k ``pkg/apis/events/v1/conversion.go`` (reference §4.1), 422 texts from k/k

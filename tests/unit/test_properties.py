@@ -1,4 +1,4 @@
-"""Bad input never crashes the record builders and parsers (issue 7 item 6), property-based.
+"""Bad input never crashes the record builders and parsers, property-based.
 
 The strategies (:mod:`tests.unit.test_properties_strategies`) generate API JSON with missing, null and malformed
 parts, huge messages, odd encodings, numbers for strings and strings for numbers, and bad timestamps. The

@@ -1,6 +1,6 @@
 """Hypothesis strategies for hostile API JSON, shared by the property tests (``test_properties*.py``; no tests here).
 
-What they generate, per issue 7 item 6: objects with missing or null ``metadata``/``spec``/``status``, containers
+What they generate: objects with missing or null ``metadata``/``spec``/``status``, containers
 that are null or not lists, unknown fields, huge messages (at least 1 MiB), odd encodings (lone surrogates, NUL,
 ANSI and OSC terminal escapes, bidi overrides, combining characters, invalid UTF-8 decoded with
 ``errors="surrogateescape"``, Rich markup), numbers where strings belong and strings where numbers belong, null,

@@ -329,7 +329,7 @@ def test_placement_of_busy(busy):
 
 
 def test_placement_of_an_unchanged_node_is_the_same_object_and_a_changed_one_is_new(busy):
-    """issue 8: the nodes pane finds what changed by identity, so placement() hands back the same NodePlacement for
+    """The nodes pane finds what changed by identity, so placement() hands back the same NodePlacement for
     every node a delta did not touch."""
     state = load(busy)
     before = {p.node.name: p for p in state.placement()}

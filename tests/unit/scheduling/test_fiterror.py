@@ -596,7 +596,7 @@ def test_pathological_inputs_are_fast_and_safe():
 
 
 def test_an_equal_message_is_parsed_once_and_each_result_holds_its_own_input():
-    """issue 8: under churn a pod's FailedScheduling event repeats with the same message, and many pods share one.
+    """Under churn a pod's FailedScheduling event repeats with the same message, and many pods share one.
     The parse is cached by text; ``raw`` is still the very string passed in."""
     _parse.cache_clear()
     first = "".join(["0/3 nodes are available: ", "3 Insufficient cpu."])
