@@ -1,6 +1,6 @@
 """How long the lab's simulated cluster takes to run a pod: create -> bound -> ContainerCreating -> Running.
 
-Issue 3's target is "Running within about 1-3 s" with the default settings (bind delay 0.2 s, kubelet start
+The target is "Running within about 1-3 s" with the default settings (bind delay 0.2 s, kubelet start
 about 1.5 s). This starts a lab on the ``pair`` scenario in-process with default settings, creates pods one at a time
 over HTTP, follows each through a watch, and reports median, p95 and max per phase. No assertion: the figures go to
 ``bench/results/cluster.{json,md}``.
@@ -30,7 +30,7 @@ RESULTS = Path(__file__).parent / "results"
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def one_pod(http: aiohttp.ClientSession, name: str) -> dict[str, float]:

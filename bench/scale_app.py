@@ -170,7 +170,7 @@ async def _keys(app: Any, pilot: Any, probe: PaintProbe, n: int, timeout: float)
         target = row + (1 if key == "down" else -1)
         t = time.monotonic()
         press = asyncio.create_task(pilot.press(key))
-        seen = await probe.wait(lambda: probe.first_cursor(target, t), timeout)
+        seen = await probe.wait(lambda target=target, t=t: probe.first_cursor(target, t), timeout)
         await press
         if seen is None:
             missed += 1

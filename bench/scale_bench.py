@@ -1,4 +1,4 @@
-"""The scale benchmark (issue 8): observatory beside ``kubectl get -w`` on the same lab, at 1k, 10k and 50k pods.
+"""The scale benchmark: observatory beside ``kubectl get -w`` on the same lab, at 1k, 10k and 50k pods.
 
 Run from the repository root (kubectl on ``PATH``)::
 

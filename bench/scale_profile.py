@@ -50,7 +50,8 @@ def _short(frame: str) -> str:
     file = m["file"]
     for root in ("site-packages/", "/observatory/", "/bench/"):
         if root in file:
-            file = file.split(root, 1)[1] if root == "site-packages/" else root.strip("/") + "/" + file.split(root, 1)[1]
+            rest = file.split(root, 1)[1]
+            file = rest if root == "site-packages/" else root.strip("/") + "/" + rest
             break
     return f"{m['func']} ({file}{':' + m['line'] if m['line'] else ''})"
 

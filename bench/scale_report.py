@@ -17,7 +17,7 @@ TARGETS = (
     ("sync_50k", "initial sync, 50k pods / 1k nodes (still usable)", "≤ 15 s", 15.0, "s"),
     ("ratio_1000", "reflect-latency median, observatory ÷ kubectl, at 1,000 events/s", "≤ 1.5", 1.5, "x"),
 )
-"""The targets of issue 8, each read from :func:`headline`."""
+"""The scale targets, each read from :func:`headline`."""
 
 
 def stats(values: Sequence[float]) -> dict[str, Any]:
@@ -127,7 +127,8 @@ def markdown(results: dict[str, Any]) -> str:
     if fan:
         lat = fan["latency"]
         out += ["", "## The lab's own costs", "",
-                f"List of {scale['lab_list']['items']:,} pods: plain JSON {_fmt(scale['lab_list']['plain']['median'], 's')}, "
+                f"List of {scale['lab_list']['items']:,} pods: "
+                f"plain JSON {_fmt(scale['lab_list']['plain']['median'], 's')}, "
                 f"paged by 500 {_fmt(scale['lab_list']['paged']['median'], 's')} (medians, to the last byte). "
                 f"Watch fan-out: {fan['watchers']} watchers × {fan['achieved_wps']:,.0f} writes/s achieved "
                 f"(target {fan['target_wps']:,}) = {fan['delivered_per_s']:,.0f} events/s delivered; "

@@ -1,4 +1,4 @@
-"""The command line of issue 6, teaching and recording: ``observatory replay``, ``observatory lessons``, and the
+"""The command line for teaching and recording: ``observatory replay``, ``observatory lessons``, and the
 ``--record FILE`` and ``--lesson NAME`` flags of the screen. :mod:`observatory.cli` wires these in.
 
 Every failure the user can cause ends as one line on stderr and exit code 2 (:data:`EXIT_USAGE`), never a traceback:
@@ -107,7 +107,7 @@ def record_problem(path: str) -> str | None:
 def app_options(app_class: type, **candidates: Any) -> dict[str, Any]:
     """The ``candidates`` that are not None and that ``app_class.__init__`` declares by name (``lesson``,
     ``key_script``): the app's teaching hooks are passed only once it has them."""
-    accepted = inspect.signature(app_class.__init__).parameters
+    accepted = inspect.signature(app_class).parameters
     return {name: value for name, value in candidates.items()
             if value is not None and name in accepted
             and accepted[name].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}

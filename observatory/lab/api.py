@@ -174,7 +174,8 @@ def _object_response(rt: ResourceType, obj: dict[str, Any], status: int = 200, *
                      include_object: str = "Metadata", headers: Mapping[str, str] | None = None) -> web.Response:
     if table:
         return json_response(
-            printing.table(rt.name, [obj], datetime.now(UTC), resource_version=obj["metadata"].get("resourceVersion", ""),
+            printing.table(rt.name, [obj], datetime.now(UTC),
+                           resource_version=obj["metadata"].get("resourceVersion", ""),
                            include_object=include_object, kind=rt.kind, api_version=rt.api_version),
             status,
         )
@@ -252,7 +253,9 @@ async def _dispatch(request: web.Request, table: Mapping[str, ResourceType], tai
     return await _item(request, lab, rt, ns, name, sub)
 
 
-async def _collection(request: web.Request, lab: LabContext, rt: ResourceType, namespace: str | None) -> web.StreamResponse:
+async def _collection(
+    request: web.Request, lab: LabContext, rt: ResourceType, namespace: str | None
+) -> web.StreamResponse:
     if request.method == "GET":
         query = parse_query(rt, namespace, dict(request.query))
         if request.query.get("watch", "") in ("1", "true", "True"):
@@ -269,7 +272,8 @@ async def _collection(request: web.Request, lab: LabContext, rt: ResourceType, n
             meta["continue"] = page.continue_token
         if page.remaining is not None:
             meta["remainingItemCount"] = page.remaining
-        return json_response({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": page.items})
+        return json_response({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta,
+                              "items": page.items})
     if request.method == "POST":
         if "create" not in rt.verbs:
             raise errors.method_not_supported(rt.group_resource, "create")
@@ -288,7 +292,9 @@ async def _collection(request: web.Request, lab: LabContext, rt: ResourceType, n
     raise errors.method_not_allowed()
 
 
-async def _item(request: web.Request, lab: LabContext, rt: ResourceType, ns: str, name: str, sub: str) -> web.StreamResponse:
+async def _item(
+    request: web.Request, lab: LabContext, rt: ResourceType, ns: str, name: str, sub: str
+) -> web.StreamResponse:
     registry = lab.registry
     method = request.method
     if method == "GET":

@@ -158,7 +158,8 @@ def unauthorized() -> StatusError:
 def unsupported_media_type(content_type: str) -> StatusError:
     """415 UnsupportedMediaType for a patch or body type the server does not accept."""
     return StatusError(
-        status_failure(415, "UnsupportedMediaType", f'the body of the request was in an unknown format - accepted media types include: {content_type}')
+        status_failure(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                       f"accepted media types include: {content_type}")
     )
 
 

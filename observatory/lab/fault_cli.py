@@ -169,7 +169,7 @@ def _read_kubeconfig(path: Path, *, required: bool) -> LabTarget | None:
     try:
         current = doc.get("current-context")
         contexts = {c["name"]: c["context"] for c in doc.get("contexts") or []}
-        context = contexts.get(current) or next(iter(contexts.values()), {})
+        context: dict[str, Any] = contexts.get(current) or next(iter(contexts.values()), {})
         clusters = {c["name"]: c["cluster"] for c in doc.get("clusters") or []}
         users = {u["name"]: u.get("user") or {} for u in doc.get("users") or []}
         cluster = clusters.get(context.get("cluster")) or next(iter(clusters.values()))

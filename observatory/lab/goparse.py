@@ -1,14 +1,12 @@
-"""The errors of Go's own parsers behind the typed decoder's Quantity, Time and MicroTime fields.
+"""The errors of Go's own parsers behind the typed decoder's Time and MicroTime fields.
 
-Reproduces, errors only, apimachinery ``pkg/api/resource/quantity.go`` ``ParseQuantity`` (what
-``Quantity.UnmarshalJSON`` returns) and Go ``src/time/format.go`` ``time.Parse`` for the RFC3339 and RFC3339Micro
-layouts (what ``metav1.Time``/``metav1.MicroTime`` ``UnmarshalJSON`` return), plus ``unicode.IsSpace`` as
-``strings.TrimSpace`` uses it. :mod:`observatory.lab.gotypes` reports these texts.
+Reproduces, errors only, Go ``src/time/format.go`` ``time.Parse`` for the RFC3339 and RFC3339Micro layouts (what
+``metav1.Time``/``metav1.MicroTime`` ``UnmarshalJSON`` return), plus ``unicode.IsSpace`` as ``strings.TrimSpace``
+uses it. :mod:`observatory.lab.gotypes` reports these texts; the Quantity fields' errors are those of
+:func:`observatory.scheduling.quantity.quantity_error`, the one port of apimachinery's ``ParseQuantity``.
 """
 
 from __future__ import annotations
-
-import re
 
 # time.Parse layouts of metav1.Time and metav1.MicroTime.
 _RFC3339 = "2006-01-02T15:04:05Z07:00"
@@ -17,68 +15,6 @@ _RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
 # Go's unicode.IsSpace, which strings.TrimSpace uses (Python's str.strip() also strips \x1c-\x1f).
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
             "\u2028\u2029\u202f\u205f\u3000"
-
-# -- resource.ParseQuantity (apimachinery pkg/api/resource/quantity.go), errors only --------------------------------
-
-_QTY_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-_QTY_NUMERIC = "unable to parse numeric part of quantity"
-_QTY_SUFFIX = "unable to parse quantity's suffix"
-_DEC_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_BIN_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_DIGITS = frozenset("0123456789")
-
-
-def _digits_end(s: str, i: int) -> int:
-    while i < len(s) and s[i] in _DIGITS:
-        i += 1
-    return i
-
-
-def _quantity_error(s: str) -> str | None:
-    """The error ``ParseQuantity(s)`` returns, or None when ``s`` is a valid quantity."""
-    if not s:
-        return _QTY_FORMAT
-    end = len(s)
-    pos = 1 if s[0] in "+-" else 0
-    while pos < end and s[pos] == "0":  # leading zeros; all zeros is 0
-        pos += 1
-    if pos >= end:
-        return None
-    i = _digits_end(s, pos)
-    num, pos = s[pos:i] or "0", i
-    denom = ""
-    if pos < end and s[pos] == ".":
-        i = _digits_end(s, pos + 1)
-        denom, pos = s[pos + 1:i], i
-    value, suffix_start = s[:pos], pos
-    while pos < end and s[pos] in "eEinumkKMGTP":
-        pos += 1
-    if pos < end:
-        if s[pos] in "+-":
-            pos += 1
-        if _digits_end(s, pos) < end:
-            return _QTY_FORMAT
-    suffix = s[suffix_start:]
-    if suffix in _DEC_SUFFIXES:
-        binary, exponent = False, _DEC_SUFFIXES[suffix]
-    elif suffix in _BIN_SUFFIXES:
-        binary, exponent = True, _BIN_SUFFIXES[suffix]
-    elif len(suffix) > 1 and suffix[0] in "eE" and re.fullmatch(r"[+-]?[0-9]+", suffix[1:]) \
-            and -(1 << 63) <= int(suffix[1:]) < (1 << 63):
-        binary, exponent = False, (int(suffix[1:]) + (1 << 31)) % (1 << 32) - (1 << 31)  # int32(parsed)
-    else:
-        return _QTY_SUFFIX
-    # Only the inf.Dec slow path can fail (no digit to read); it runs when the int64 fast path cannot.
-    if binary:
-        precision = 15 - len(num) - int(exponent * 3 / 10) - 1 if not denom else -1
-        scale = 0
-    else:
-        precision, scale = 18 - len(num) - len(denom), exponent
-    fast = precision >= 0 and scale - len(denom) >= -9
-    if not fast and not any(c in _DIGITS for c in value):
-        return _QTY_NUMERIC
-    return None
-
 
 # -- time.Parse(layout, value) (Go src/time/format.go) for RFC3339 and RFC3339Micro, errors only --------------------
 

@@ -6,8 +6,8 @@ errors of Quantity, Time/MicroTime and IntOrString's own decoders. It reproduces
 ``pkg/runtime/serializer/json`` (``SimpleMetaFactory.Interpret``), sigs.k8s.io/json's ``UnmarshalTypeError`` and
 ``addErrorContext``, apiserver ``pkg/endpoints/handlers/rest.go`` ``transformDecodeError`` and ``summarizeData``,
 with the Go field types of k8s.io/api core/v1, apimachinery meta/v1 and coordination/v1 ``types.go``. The field
-tables come from the generated models of :mod:`observatory.lab.schema`; the Quantity and Time parsers' errors come
-from :mod:`observatory.lab.goparse`.
+tables come from the generated models of :mod:`observatory.lab.schema`; the Quantity parser's errors come from
+:mod:`observatory.scheduling.quantity` and the Time parsers' from :mod:`observatory.lab.goparse`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import functools
 import json
 from typing import Any
 
-from observatory.lab.goparse import _GO_SPACE, _RFC3339, _RFC3339_MICRO, _quantity_error, _time_error
-from observatory.lab.schema import _MODEL_RE, KIND_MODELS, _models, model_fields
+from observatory.lab.goparse import _GO_SPACE, _RFC3339, _RFC3339_MICRO, _time_error
+from observatory.lab.schema import _MODEL_RE, KIND_MODELS, has_model, model_fields
+from observatory.scheduling.quantity import quantity_error
 
 __all__ = ["type_error"]
 
@@ -157,7 +158,7 @@ def _descriptor(type_string: str, go: str | None, tables: dict[str, dict[str, tu
         return (_INT, go, _RANGES[go])
     if type_string == "bool":
         return (_BOOL, "bool", None)
-    if _MODEL_RE.match(type_string) and hasattr(_models(), type_string):
+    if _MODEL_RE.match(type_string) and has_model(type_string):
         return (_MODEL, "v1." + _go_struct(type_string), (_field_table(type_string, tables), _go_struct(type_string)))
     return (_ANY, "", None)  # 'object': FieldsV1 (IntOrString is listed in _GO_TYPES)
 
@@ -234,9 +235,13 @@ def _check(desc: tuple, value: Any, struct: str, path: list[str], saved: list[st
         elif not saved:
             saved.append(_type_error(_value_name(value), struct, path, go_type))
     elif code == _LIST or code == _MAP:
-        container = list if code == _LIST else dict
-        if value.__class__ is container:
-            for item in (value if code == _LIST else value.values()):
+        items: Any = None
+        if code == _LIST and value.__class__ is list:
+            items = value
+        elif code == _MAP and value.__class__ is dict:
+            items = value.values()
+        if items is not None:
+            for item in items:
                 if item is not None:
                     _check(extra, item, struct, path, saved)
         elif not saved:
@@ -252,7 +257,7 @@ def _check(desc: tuple, value: Any, struct: str, path: list[str], saved: list[st
             saved.append(_type_error(wrong, struct, path, go_type))
     elif code == _QTY:
         raw = value if isinstance(value, str) else _literal(value)
-        problem = _quantity_error(raw.strip(_GO_SPACE))
+        problem = quantity_error(raw.strip(_GO_SPACE))
         if problem:
             raise _Aborted(problem)
     elif code == _IOSC:

@@ -124,7 +124,7 @@ class _Parser:
         return item
 
     def parse(self) -> list[tuple[str, str, tuple[str, ...]]]:
-        reqs = []
+        reqs: list[tuple[str, str, tuple[str, ...]]] = []
         while True:
             tok, lit = self.peek()
             if tok == _EOS:

@@ -19,9 +19,10 @@ cli-runtime ``pkg/resource/query_param_verifier_v3.go``; kubectl ``pkg/cmd/apply
    ``x-kubernetes-patch-strategy``/``-merge-key``). A field missing from the schema prints
    ``warning: error calculating patch from openapi v3 spec: unable to find api field "..."``.
 
-Component schemas are generated from kubernetes_asyncio's models (via :mod:`observatory.lab.schema`) with the
-upstream definition names. The document is built once and cached as bytes; :func:`openapi_v3_hash` is the
-upper-case hex SHA-512 of those bytes, as the real server uses for ``?hash=`` and (quoted) for ``ETag``.
+Component schemas are generated from kubernetes_asyncio's models (as :mod:`observatory.lab.schema` reads them from
+its data file) with the upstream definition names. The document is built once and cached as bytes;
+:func:`openapi_v3_hash` is the upper-case hex SHA-512 of those bytes, as the real server uses for ``?hash=`` and
+(quoted) for ``ETag``.
 
 ``/openapi/v2`` is only needed for kinds without a PATCH operation (``kubectl create -f`` of a Binding):
 kubectl then validates client-side and ``GET /openapi/v2`` with ``Accept:
@@ -35,9 +36,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import json
-import re
 from typing import Any
 
 from observatory.lab import schema
@@ -141,27 +140,6 @@ def _ref(name: str) -> dict[str, Any]:
     return {"$ref": _REF + name}
 
 
-def _descriptions(cls: type) -> dict[str, str]:
-    """Property descriptions from the generated getters' docstrings (openapi-generator layout)."""
-    out = {}
-    for attr in cls.openapi_types:
-        doc = getattr(cls, attr).__doc__ or ""
-        lines = [ln.strip().replace("  # noqa: E501", "") for ln in doc.splitlines()]
-        body = []
-        for ln in lines[1:]:
-            if ln.startswith(":return:"):
-                break
-            body.append(ln)
-        out[attr] = " ".join(x for x in body if x).strip()
-    return out
-
-
-def _required(cls: type) -> set[str]:
-    """Python attrs whose setters reject None (the schema's ``required``)."""
-    src = inspect.getsource(inspect.getmodule(cls))
-    return set(re.findall(r"Invalid value for `(\w+)`, must not be `None`", src))
-
-
 def _prop(owner: str, field: str, t: str) -> dict[str, Any]:
     if (owner, field) in _QUANTITY_MAPS:
         return {"type": "object", "additionalProperties": _ref("io.k8s.apimachinery.pkg.api.resource.Quantity")}
@@ -192,10 +170,7 @@ def _type(t: str) -> dict[str, Any]:
 
 
 def _component(class_name: str) -> dict[str, Any]:
-    from kubernetes_asyncio.client import models
-
-    cls = getattr(models, class_name)
-    descriptions, required = _descriptions(cls), _required(cls)
+    descriptions, required = schema.model_descriptions(class_name), schema.model_required(class_name)
     props: dict[str, Any] = {}
     for field, (t, attr) in schema.model_fields(class_name).items():
         p = _prop(class_name, field, t)
@@ -252,7 +227,7 @@ _DRY_RUN = _q("dryRun", "string", "When present, indicates that modifications sh
 _FIELD_MANAGER = _q("fieldManager", "string", "fieldManager is a name associated with the actor or entity that "
                     "is making these changes.")
 _WRITE_PARAMS = [_DRY_RUN, _FIELD_MANAGER, _q("fieldValidation", "string", _FIELD_VALIDATION_DOC)]
-_PATCH_PARAMS = _WRITE_PARAMS + [_q("force", "boolean", 'Force is going to "force" Apply requests.')]
+_PATCH_PARAMS = [*_WRITE_PARAMS, _q("force", "boolean", 'Force is going to "force" Apply requests.')]
 _LIST_PARAMS = [_q(n, t, n) for n, t in (
     ("allowWatchBookmarks", "boolean"), ("continue", "string"), ("fieldSelector", "string"),
     ("labelSelector", "string"), ("limit", "integer"), ("resourceVersion", "string"),
@@ -318,7 +293,7 @@ def _resource_paths(plural: str, kind: str, namespaced: bool, collection_delete:
     if collection_delete:
         collection["delete"] = _op("deletecollection", f"deleteCoreV1Collection{ns}{kind}",
                                    f"delete collection of {kind}", kind, _META + "DeleteOptions", status, _OK,
-                                   [_DRY_RUN] + _LIST_PARAMS)
+                                   [_DRY_RUN, *_LIST_PARAMS])
     item = {
         "delete": _op("delete", f"deleteCoreV1{ns}{kind}", f"delete a {kind}", kind, _META + "DeleteOptions", obj,
                       _ACCEPTED, [_DRY_RUN]),
@@ -344,7 +319,7 @@ def _resource_paths(plural: str, kind: str, namespaced: bool, collection_delete:
         paths[f"/api/v1/{plural}"] = {
             "get": _op("list", f"listCoreV1{kind}ForAllNamespaces", f"list or watch objects of kind {kind}", kind,
                        None, lst, _OK),
-            "parameters": _LIST_PARAMS + [_q("pretty", "string", "If 'true', then the output is pretty printed.")],
+            "parameters": [*_LIST_PARAMS, _q("pretty", "string", "If 'true', then the output is pretty printed.")],
         }
     return paths
 

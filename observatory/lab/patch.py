@@ -77,13 +77,14 @@ def _decode(raw: bytes | str) -> Any:
         if msg.startswith("Expecting property name"):
             where = "looking for beginning of object key string"
         elif msg == "Expecting ',' delimiter":  # inside an object or an array?
-            stack, in_str, esc = [], False, False
+            stack: list[str] = []
+            in_str, esc = False, False
             for ch in text[:pos]:
                 if in_str:
                     in_str, esc = not (ch == '"' and not esc), ch == "\\" and not esc
                 elif ch in '"[{]}':
                     in_str = ch == '"'
-                    stack = stack + [ch] if ch in "[{" else stack[:-1] if ch in "]}" else stack
+                    stack = [*stack, ch] if ch in "[{" else stack[:-1] if ch in "]}" else stack
             where = "after object key:value pair" if stack[-1:] == ["{"] else "after array element"
         elif msg.startswith("Invalid control character"):
             where = "in string literal"

@@ -7,7 +7,7 @@ This reproduces what kube-apiserver answers when a client (kubectl get) sends
   (``AddHandlers``, ``printPod``, ``printNode``, ``printEvent``, ``printNamespace``). The server always prints
   with ``Wide: true`` (``pkg/printers/storage/storage.go`` ``TableConvertor``), so every row carries the
   priority-1 cells too and kubectl hides them unless ``-o wide``;
-* ages: apimachinery ``pkg/util/duration`` ``HumanDuration`` (see :func:`human_duration`);
+* ages: apimachinery ``pkg/util/duration`` ``HumanDuration`` (:func:`observatory.model.timefmt.human_duration`);
 * the Table envelope: ``pkg/printers/tablegenerator.go`` ``GenerateTable`` (ListMeta copied from the list, or
   the object's resourceVersion for a single object; columnDefinitions omitted -> JSON ``null`` when
   ``NoHeaders``, which the apiserver sets for every watch event after the first) and apiserver
@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from observatory.lab.printing_columns import POD_FAILED, POD_SUCCEEDED, column_definitions
+from observatory.model.timefmt import human_duration, human_duration_ns
 
 __all__ = [
     "RESOURCES",
@@ -36,54 +37,6 @@ __all__ = [
 ]
 
 RESOURCES = ("pods", "nodes", "events", "namespaces", "leases")
-
-# --- durations ------------------------------------------------------------------------------------------------
-_NS = 1_000_000_000
-_MIN = 60 * _NS
-_HOUR = 60 * _MIN
-
-
-def _human_duration_ns(d: int) -> str:
-    """apimachinery ``duration.HumanDuration`` on a Go ``time.Duration`` (integer nanoseconds)."""
-    seconds = d // _NS if d >= 0 else -((-d) // _NS)  # Go int(d.Seconds()) truncates toward zero
-    if seconds < -1:
-        return "<invalid>"
-    if seconds < 0:
-        return "0s"
-    if seconds < 60 * 2:
-        return f"{seconds}s"
-    minutes = d // _MIN
-    if minutes < 10:
-        s = (d // _NS) % 60
-        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
-    if minutes < 60 * 3:
-        return f"{minutes}m"
-    hours = d // _HOUR
-    if hours < 8:
-        m = (d // _MIN) % 60
-        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        h = hours % 24
-        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        dy = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
-    return f"{hours // 24 // 365}y"
-
-
-def human_duration(seconds: float) -> str:
-    """apimachinery ``pkg/util/duration.HumanDuration`` for a duration given in (possibly fractional) seconds.
-
-    ``< -1s`` -> ``<invalid>``; ``(-2s, 0)`` -> ``0s``; ``< 2m`` -> ``Ns``; ``< 10m`` -> ``NmSs``/``Nm``;
-    ``< 3h`` -> ``Nm``; ``< 8h`` -> ``NhMm``/``Nh``; ``< 48h`` -> ``Nh``; ``< 8d`` -> ``NdHh``/``Nd``;
-    ``< 2y`` -> ``Nd``; ``< 8y`` -> ``NyDd``/``Ny``; else ``Ny`` (a year is 365 days).
-    """
-    return _human_duration_ns(round(seconds * _NS))
-
 
 def _parse_time(ts: Any) -> datetime | None:
     if not ts or not isinstance(ts, str):
@@ -108,7 +61,7 @@ def translate_timestamp_since(ts: str | None, now: datetime) -> str:
         now = now.replace(tzinfo=UTC)
     delta = now - t
     micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
-    return _human_duration_ns(micros * 1000)
+    return human_duration_ns(micros * 1000)
 
 
 # --- pods -----------------------------------------------------------------------------------------------------

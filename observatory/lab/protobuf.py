@@ -78,6 +78,13 @@ def _fields(buf: bytes) -> list[tuple[int, int | bytes]]:
     return out
 
 
+def _string(value: int | bytes) -> str:
+    """A length-delimited field as text; a varint where a string belongs is a malformed body."""
+    if isinstance(value, int):
+        raise TypeError("a number where a string belongs")
+    return value.decode()
+
+
 def _message(buf: bytes, name: str) -> dict[str, Any]:
     schema = MESSAGES[name]
     obj: dict[str, Any] = {}
@@ -87,7 +94,7 @@ def _message(buf: bytes, name: str) -> dict[str, Any]:
         key, typ = schema[number]
         if typ == "map":
             entry = dict(_fields(value))  # type: ignore[arg-type]
-            obj.setdefault(key, {})[entry.get(1, b"").decode()] = entry.get(2, b"").decode()
+            obj.setdefault(key, {})[_string(entry.get(1, b""))] = _string(entry.get(2, b""))
         elif typ.startswith("["):
             obj.setdefault(key, []).append(value.decode() if isinstance(value, bytes) else value)
         elif typ == "string":

@@ -58,17 +58,17 @@ from typing import Any
 
 import yaml
 from aiohttp import web
+from pydantic import ValidationError
 
 from observatory.lab import errors, kubeconfig
 from observatory.lab.encoding import go_json
+from observatory.lab.rbac_file import RuleFile, UserFile, user_problem
 from observatory.lab.requestinfo import Attributes, attributes
 
 __all__ = ["Attributes", "Grant", "Policy", "RbacError", "Rule", "User", "attributes", "forbidden", "load_policy",
            "self_subject_access_review", "write_user_kubeconfigs"]
 
 ALL = "*"
-USER_KEY: web.RequestKey[User] = web.RequestKey("observatory.lab.user", "User")
-"""Where an RBAC lab keeps the authenticated :class:`User` of a request (``request[USER_KEY]``)."""
 SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 JSON = "application/json"
 
@@ -126,6 +126,10 @@ class User:
     def home_namespace(self) -> str:
         """The namespace its kubeconfig context names: its first namespace, or ``default`` when it has only ``*``."""
         return next((ns for ns in self.namespaces if ns != ALL), "default")
+
+
+USER_KEY: web.RequestKey[User] = web.RequestKey("observatory.lab.user", User)
+"""Where an RBAC lab keeps the authenticated :class:`User` of a request (``request[USER_KEY]``)."""
 
 
 @dataclass(frozen=True)
@@ -215,62 +219,43 @@ def load_policy(path: Path | str) -> Policy:
     names: set[str] = set()
     for i, raw in enumerate(doc["users"]):
         at = f"{where}: users[{i}]"
-        if not isinstance(raw, dict):
-            raise RbacError(f"{at}: not a mapping with name, token, namespaces and rules")
-        name, token = raw.get("name"), raw.get("token")
-        if not isinstance(name, str) or not name:
-            raise RbacError(f"{at}: 'name' must be a non-empty string")
-        unknown = sorted(set(raw) - {"name", "token", "namespaces", "rules"})
-        if unknown:  # a typo (namespace: for namespaces:) must not widen the user to every namespace
-            raise RbacError(f"{at} ({name}): unknown field {unknown[0]!r} (a user has name, token, namespaces, rules)")
+        named = raw.get("name") if isinstance(raw, dict) else None
+        try:
+            spec = UserFile.model_validate(raw)
+        except ValidationError as exc:
+            stands, problem = user_problem(exc)
+            if stands == "later" and named in names:
+                problem = "the name is already another user's"
+            raise RbacError(f"{at}: {problem}" if stands == "unnamed" else f"{at} ({named}): {problem}") from None
+        name = spec.name
         if name in names:
             raise RbacError(f"{at} ({name}): the name is already another user's")
         names.add(name)
-        if not isinstance(token, str) or not token or any(c.isspace() for c in token):
+        if not spec.token or any(c.isspace() for c in spec.token):
             raise RbacError(f"{at} ({name}): 'token' must be a non-empty string without spaces")
-        if token in tokens:
+        if spec.token in tokens:
             raise RbacError(f"{at} ({name}): the token is already another user's")
-        tokens.add(token)
-        namespaces = _strings(raw.get("namespaces", [ALL]), f"{at} ({name}): namespaces")
+        tokens.add(spec.token)
+        namespaces = tuple(spec.namespaces)
         if not namespaces:
             raise RbacError(f"{at} ({name}): 'namespaces' is empty: name at least one, or '*' for all")
         for ns in namespaces:
             if ns != ALL and not _NAME.fullmatch(ns):
                 raise RbacError(f"{at} ({name}): {ns!r} is not a namespace name or '*'")
-        rules_raw = raw.get("rules", [])
-        if not isinstance(rules_raw, list):
-            raise RbacError(f"{at} ({name}): 'rules' must be a list")
-        rules = tuple(_rule(r, f"{at} ({name}): rules[{j}]", namespaces) for j, r in enumerate(rules_raw))
-        users.append(User(name, token, namespaces, rules))
+        rules = tuple(_rule(r, f"{at} ({name}): rules[{j}]", namespaces) for j, r in enumerate(spec.rules))
+        users.append(User(name, spec.token, namespaces, rules))
     return Policy(tuple(users), where)
 
 
-def _rule(raw: Any, at: str, namespaces: tuple[str, ...]) -> Rule:
-    if not isinstance(raw, dict):
-        raise RbacError(f"{at}: not a mapping with verbs and resources")
-    known = {"verbs", "resources", "apiGroups", "resourceNames", "nonResourceURLs", "namespaces"}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise RbacError(f"{at}: unknown field {unknown[0]!r} (known: {', '.join(sorted(known))})")
-    verbs = _strings(raw.get("verbs", []), f"{at}: verbs")
-    resources = _strings(raw.get("resources", []), f"{at}: resources")
-    urls = _strings(raw.get("nonResourceURLs", []), f"{at}: nonResourceURLs")
-    if not verbs:
+def _rule(spec: RuleFile, at: str, namespaces: tuple[str, ...]) -> Rule:
+    if not spec.verbs:
         raise RbacError(f"{at}: 'verbs' must list at least one verb (or '*')")
-    if not resources and not urls:
+    if not spec.resources and not spec.nonResourceURLs:
         raise RbacError(f"{at}: a rule needs 'resources' or 'nonResourceURLs'")
-    own = _strings(raw["namespaces"], f"{at}: namespaces") if "namespaces" in raw else namespaces
-    return Rule(verbs=verbs, resources=resources, api_groups=_strings(raw.get("apiGroups", [ALL]), f"{at}: apiGroups"),
-                resource_names=_strings(raw.get("resourceNames", []), f"{at}: resourceNames"),
-                non_resource_urls=urls, namespaces=own)
-
-
-def _strings(value: Any, at: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise RbacError(f"{at}: must be a list of strings")
-    return tuple(value)
+    own = tuple(spec.namespaces) if "namespaces" in spec.model_fields_set else namespaces
+    return Rule(verbs=tuple(spec.verbs), resources=tuple(spec.resources), api_groups=tuple(spec.apiGroups),
+                resource_names=tuple(spec.resourceNames), non_resource_urls=tuple(spec.nonResourceURLs),
+                namespaces=own)
 
 
 def write_user_kubeconfigs(policy: Policy, main: Path, server: str, ca_pem: bytes | None) -> dict[str, Path]:
@@ -389,7 +374,7 @@ async def self_subject_access_review(request: web.Request, policy: Policy | None
     echoed: dict[str, Any] = {}
     if isinstance(res, dict):
         echoed["resourceAttributes"] = {k: str(res[k]) for k in _RESOURCE_FIELDS if res.get(k)}
-    else:
+    elif isinstance(non, dict):
         echoed["nonResourceAttributes"] = {k: str(non[k]) for k in ("path", "verb") if non.get(k)}
     out = {"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
            "metadata": {"creationTimestamp": None}, "spec": echoed,

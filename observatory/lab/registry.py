@@ -107,7 +107,9 @@ class Registry:
 
     # -- create / update -----------------------------------------------------------------------------------------
 
-    def create(self, rt: ResourceType, namespace: str, body: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+    def create(
+        self, rt: ResourceType, namespace: str, body: dict[str, Any], *, dry_run: bool = False
+    ) -> dict[str, Any]:
         """POST a new object: types (400), namespace check, generateName, defaulting, validation (422),
         existence (409)."""
         self._check_types(rt, body)
@@ -135,7 +137,8 @@ class Registry:
         self._ensure_namespace(rt, body, namespace)
         meta = body["metadata"]
         if meta.get("name") and meta["name"] != name:
-            raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
+            raise errors.bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
         meta["name"] = name
         old = self.get(rt, namespace, name)
         if not meta.get("resourceVersion") and rt.name not in ("pods", "nodes", "namespaces", "events"):
@@ -276,7 +279,9 @@ class Registry:
 
     # -- binding -------------------------------------------------------------------------------------------------
 
-    def bind(self, namespace: str, url_name: str | None, body: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+    def bind(
+        self, namespace: str, url_name: str | None, body: dict[str, Any], *, dry_run: bool = False
+    ) -> dict[str, Any]:
         """POST pods/{name}/binding (``url_name``) or the legacy ``bindings`` endpoint (``url_name`` None).
 
         Runs kube-apiserver's checks in order (reference §1.3): namespace (400), name (400), ValidatePodBinding

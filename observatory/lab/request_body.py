@@ -97,7 +97,8 @@ def _json_type(value: Any) -> str:
         return "bool"
     if isinstance(value, int | float):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "null")
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), "null")
 
 
 def _field_validation(request: web.Request, kind: str, body: dict[str, Any]) -> CIMultiDict[str]:

@@ -128,7 +128,7 @@ def api_resource_list() -> dict[str, Any]:
     entries = [LEGACY_BINDINGS]
     for r in CORE_V1.values():
         entries.extend(r.discovery_entries())
-    entries.sort(key=lambda e: e["name"])
+    entries.sort(key=lambda e: str(e["name"]))
     return {"kind": "APIResourceList", "groupVersion": "v1", "resources": entries}
 
 

@@ -1,8 +1,10 @@
-"""The core/v1 object schema, derived from kubernetes_asyncio's generated models, and strict field validation.
+"""The core/v1 object schema, read from kubernetes_asyncio's generated models, and strict field validation.
 
-Each ``kubernetes_asyncio.client.models`` class has ``openapi_types`` (python attr -> type string such as
-``'V1ObjectMeta'``, ``'list[V1Container]'``, ``'dict(str, str)'``, ``'str'``, ``'int'``, ``'bool'``,
-``'datetime'``, ``'object'``) and ``attribute_map`` (python attr -> JSON name). From these this module answers:
+The models come from ``data/schema.json``, which ``tools/lab_schema.py`` generates from
+``kubernetes_asyncio.client.models`` (only ``observatory.kube`` imports kubernetes_asyncio at run time). For each
+model it lists the fields in the model's order as ``[json name, type string, python attr]``, with type strings such
+as ``'V1ObjectMeta'``, ``'list[V1Container]'``, ``'dict(str, str)'``, ``'str'``, ``'int'``, ``'bool'``,
+``'datetime'``, ``'object'``; and the getters' descriptions and the required attrs. From these this module answers:
 
 * :func:`unknown_fields` - the JSON paths a strict decoder rejects, formatted as kube-apiserver does via
   sigs.k8s.io/json (``spec.foo``, ``spec.containers[0].imagee``, ``metadata.labelz``), in document order;
@@ -12,7 +14,7 @@ Each ``kubernetes_asyncio.client.models`` class has ``openapi_types`` (python at
 * :func:`warning_texts` - the ``Warning`` header texts for ``fieldValidation=Warn``
   (apiserver ``handlers/create.go`` ``addStrictDecodingWarnings``).
 
-The tables are built lazily on first use and cached. ``openapi.py`` reuses :func:`model_fields`,
+The file is read on first use and cached. ``openapi.py`` reuses :func:`model_fields`,
 :func:`closure` and :func:`definition_name` to publish the same schema as OpenAPI v3, and ``gotypes.py`` walks the
 same models to reproduce the typed decoder's JSON type errors (:func:`observatory.lab.gotypes.type_error`).
 """
@@ -20,14 +22,19 @@ same models to reproduce the typed decoder's JSON type errors (:func:`observator
 from __future__ import annotations
 
 import functools
+import json
 import re
+from importlib import resources
 from typing import Any
 
 __all__ = [
     "KIND_MODELS",
     "closure",
     "definition_name",
+    "has_model",
+    "model_descriptions",
     "model_fields",
+    "model_required",
     "strict_decoding_message",
     "unknown_fields",
     "warning_texts",
@@ -53,11 +60,28 @@ _META_V1 = frozenset({
 _MODEL_RE = re.compile(r"^(?:V1|CoreV1)[A-Za-z0-9]+$")
 
 
-@functools.lru_cache(maxsize=1)
-def _models() -> Any:
-    from kubernetes_asyncio.client import models  # heavy import (~0.7 s): only on first use
-
+@functools.cache
+def _models() -> dict[str, dict[str, Any]]:
+    """``{class name: {"fields": [...], "descriptions": {...}, "required": [...]}}`` from ``data/schema.json``."""
+    text = resources.files("observatory.lab").joinpath("data", "schema.json").read_text(encoding="utf-8")
+    models: dict[str, dict[str, Any]] = json.loads(text)["models"]
     return models
+
+
+def has_model(class_name: str) -> bool:
+    """Whether ``class_name`` is a generated model the schema knows."""
+    return class_name in _models()
+
+
+def model_descriptions(class_name: str) -> dict[str, str]:
+    """``{python_attr: description}`` of a model's documented fields (the generated getters' docstrings)."""
+    descriptions: dict[str, str] = _models()[class_name]["descriptions"]
+    return descriptions
+
+
+def model_required(class_name: str) -> set[str]:
+    """Python attrs of a model's required fields (the generated setters reject ``None``)."""
+    return set(_models()[class_name]["required"])
 
 
 def definition_name(class_name: str) -> str:
@@ -78,13 +102,12 @@ def definition_name(class_name: str) -> str:
 @functools.cache
 def model_fields(class_name: str) -> dict[str, tuple[str, str]]:
     """``{json_name: (type_string, python_attr)}`` for a generated model class, in the model's field order."""
-    cls = getattr(_models(), class_name)
-    return {cls.attribute_map[attr]: (t, attr) for attr, t in cls.openapi_types.items()}
+    return {json_name: (t, attr) for json_name, t, attr in _models()[class_name]["fields"]}
 
 
 def referenced_models(type_string: str) -> list[str]:
     """Model class names inside a type string (``'list[V1Container]'`` -> ``['V1Container']``)."""
-    return [t for t in re.findall(r"[A-Za-z0-9]+", type_string) if _MODEL_RE.match(t) and hasattr(_models(), t)]
+    return [t for t in re.findall(r"[A-Za-z0-9]+", type_string) if _MODEL_RE.match(t) and has_model(t)]
 
 
 @functools.cache
@@ -115,7 +138,7 @@ def _walk_type(type_string: str, value: Any, path: str, out: list[str]) -> None:
         return
     if type_string.startswith("dict("):
         return  # map values: every core/v1 map here is map[string]string or map[string]Quantity
-    if _MODEL_RE.match(type_string) and hasattr(_models(), type_string):
+    if _MODEL_RE.match(type_string) and has_model(type_string):
         _walk_model(type_string, value, path, out)
     # 'str', 'int', 'bool', 'datetime', 'object' (IntOrString, FieldsV1, RawExtension): nothing to check
 

@@ -146,9 +146,10 @@ def parse_field_selector(text: str) -> FieldSelector:
 
 
 def _s(obj: Mapping[str, Any], *path: str) -> str:
+    value: Any = obj
     for key in path:
-        obj = obj.get(key) if isinstance(obj, Mapping) else None
-    return obj if isinstance(obj, str) else ""
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value if isinstance(value, str) else ""
 
 
 def pod_fields(pod: Mapping[str, Any]) -> dict[str, str]:
@@ -211,5 +212,6 @@ def metadata_fields(obj: Mapping[str, Any]) -> dict[str, str]:
     return {"metadata.name": _s(obj, "metadata", "name"), "metadata.namespace": _s(obj, "metadata", "namespace")}
 
 
-METADATA_FIELDS = (metadata_fields, frozenset(metadata_fields({})), {})
+METADATA_FIELDS: tuple[Callable[[Mapping[str, Any]], dict[str, str]], frozenset[str], dict[str, str]] = (
+    metadata_fields, frozenset(metadata_fields({})), {})
 """The FIELD_SETS entry of every resource without a conversion function of its own."""

@@ -241,7 +241,8 @@ class Store:
             raise errors.conflict(
                 conflict_resource or resource,
                 meta_in["name"],
-                f"Precondition failed: UID in precondition: {expect_uid}, UID in object meta: {old['metadata'].get('uid')}",
+                f"Precondition failed: UID in precondition: {expect_uid}, "
+                f"UID in object meta: {old['metadata'].get('uid')}",
             )
         meta = dict(meta_in)
         for fixed in ("uid", "creationTimestamp"):
@@ -385,7 +386,7 @@ _META_ORDER = (
 )
 
 
-_EMPTY = (None, {}, [], "")
+_EMPTY: tuple[Any, ...] = (None, {}, [], "")
 
 
 def _with_metadata(obj: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:

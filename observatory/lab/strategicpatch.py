@@ -186,7 +186,8 @@ def _normalize_order(patch_items: list[Any], server_only: list[Any], patch_order
 
 
 def _partition(merged: list[Any], by: list[Any], key: str) -> tuple[list[Any], list[Any]]:
-    inside, outside = [], []
+    inside: list[Any] = []
+    outside: list[Any] = []
     for v in merged:
         (inside if _index(by, _need_key(v, key) if key else v, key) >= 0 else outside).append(v)
     return inside, outside

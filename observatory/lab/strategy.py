@@ -154,7 +154,8 @@ def validate_pod_create(pod: dict[str, Any]) -> list[Cause]:
             causes.append(("FieldValueDuplicate", f"spec.containers[{i}].name", f'Duplicate value: "{c["name"]}"'))
     if spec.get("nodeName") and spec.get("schedulingGates"):
         causes.append(
-            ("FieldValueForbidden", "spec.nodeName", "Forbidden: cannot be set until all schedulingGates have been cleared")
+            ("FieldValueForbidden", "spec.nodeName",
+             "Forbidden: cannot be set until all schedulingGates have been cleared")
         )
     return causes
 
@@ -203,7 +204,8 @@ def validate_pod_update(new: dict[str, Any], old: dict[str, Any]) -> list[Cause]
         os_.pop(key, None)
     for spec in (ns, os_):
         spec["containers"] = [{k: v for k, v in c.items() if k != "image"} for c in spec.get("containers") or []]
-        spec["initContainers"] = [{k: v for k, v in c.items() if k != "image"} for c in spec.get("initContainers") or []]
+        spec["initContainers"] = [{k: v for k, v in c.items() if k != "image"}
+                                  for c in spec.get("initContainers") or []]
     if ns != os_:
         return [(
             "FieldValueForbidden",
@@ -215,6 +217,9 @@ def validate_pod_update(new: dict[str, Any], old: dict[str, Any]) -> list[Cause]
         )]
     new_gates = (new.get("spec") or {}).get("schedulingGates") or []
     old_gates = (old.get("spec") or {}).get("schedulingGates") or []
-    if any(g not in old_gates for g in new_gates):
-        return [("FieldValueForbidden", "spec.schedulingGates", "Forbidden: only deletion is allowed, but found new scheduling gate '%s'" % next(g for g in new_gates if g not in old_gates).get("name", ""))]
+    added = next((g for g in new_gates if g not in old_gates), None)
+    if added is not None:
+        name = added.get("name", "")
+        return [("FieldValueForbidden", "spec.schedulingGates",
+                 f"Forbidden: only deletion is allowed, but found new scheduling gate '{name}'")]
     return []

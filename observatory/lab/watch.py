@@ -51,7 +51,8 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
         raise errors.bad_request(f"timeoutSeconds: Invalid value: {timeout}: must be greater than or equal to 0")
     if send_initial and request.query.get("resourceVersionMatch", "") != "NotOlderThan":
         raise errors.invalid("ListOptions", "", [("FieldValueForbidden", "sendInitialEvents",
-                             "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan")],
+                             "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set "
+                             "to NotOlderThan")],
                              group="meta.k8s.io")
     initial = rv_text in ("", "0") if not send_initial else send_initial == "true"
     since: int | None = None

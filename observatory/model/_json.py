@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 _EMPTY: Mapping[str, Any] = {}
@@ -48,23 +47,6 @@ def integer(value: Any, default: int = 0) -> int:
         except ValueError:
             return default
     return default
-
-
-def timestamp(value: Any) -> datetime | None:
-    """An RFC 3339 ``metav1.Time`` / ``MicroTime`` string as an aware UTC datetime; None when missing or unreadable
-    (``null``, "", a zero time is still a time). A naive value is taken as UTC."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    try:
-        return parsed.astimezone(UTC)
-    except OverflowError:  # "0001-01-01T00:00:00+01:00": its UTC time is before year 1
-        return None
 
 
 def metadata_key(obj: Mapping[str, Any], namespaced: bool = True) -> str:

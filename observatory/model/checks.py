@@ -26,9 +26,10 @@ lesson's namespace) or ``namespace/name``; every check also takes ``namespace`` 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 from .diagnosis import STATES
 from .exchange import BindingExchange
@@ -134,7 +135,7 @@ class CheckResult:
     detail: str
 
 
-class _Spec:  # also used by .lessons
+class _Spec:
     """Typed reads of one mapping of the lesson; errors name the source and the key path."""
 
     def __init__(self, data: Any, source: str, where: str, allowed: Sequence[str]) -> None:
@@ -147,6 +148,12 @@ class _Spec:  # also used by .lessons
 
     def key(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
+
+    @overload
+    def text(self, key: str, *, required: Literal[True], empty: bool = False) -> str: ...
+
+    @overload
+    def text(self, key: str, *, required: bool = False, empty: bool = False) -> str | None: ...
 
     def text(self, key: str, *, required: bool = False, empty: bool = False) -> str | None:
         if key not in self.data:
@@ -334,7 +341,7 @@ def _timeline(state: ClusterState, key: str) -> CheckResult:
     frames = state.timeline(key)
     if not frames:
         return CheckResult(False, f"pod {key} not seen yet")
-    for a, b in zip(frames, frames[1:]):
+    for a, b in itertools.pairwise(frames):
         if not a.node_name and b.node_name and "DELETED" not in (a.change, b.change):
             return CheckResult(True, f"pod {key}: spec.nodeName <empty> at resourceVersion {a.resource_version}, "
                                      f"then {b.node_name} at resourceVersion {b.resource_version}")

@@ -152,8 +152,8 @@ def equivalent_commands(exchange: BindingExchange, *, server: str, context: str 
         kubectl += ["--context", shlex.quote(context)]
     kubectl += ["create", "--raw", path, "-f", BINDING_FILE]
 
-    notes, options = _AUTH_NOTES[auth]
-    notes, options = list(notes), list(options)
+    auth_notes, auth_options = _AUTH_NOTES[auth]
+    notes, options = list(auth_notes), list(auth_options)
     if ca:
         notes.append(_CA_NOTE)
         options.append('--cacert "$CA_CERT"')

@@ -37,6 +37,7 @@ from observatory.scheduling.fiterror import FitErrorParse, parse_fit_error, summ
 from observatory.scheduling.pods import DEFAULT_SCHEDULER_NAME
 
 from .records import EventView, LeaseView, NodeView, PodView
+from .timefmt import ago
 
 __all__ = [
     "DELETING",
@@ -59,7 +60,8 @@ __all__ = [
 ]
 
 NO_SCHEDULER, REFUSED, SCHEDULER_ERROR, GATED = "no-scheduler", "refused", "scheduler-error", "gated"
-DELETING, WAITING_KUBELET, NODE_NOT_READY, NODE_MISSING = "deleting", "waiting-kubelet", "node-not-ready", "node-missing"
+DELETING, WAITING_KUBELET = "deleting", "waiting-kubelet"
+NODE_NOT_READY, NODE_MISSING = "node-not-ready", "node-missing"
 NOMINATED, SCHEDULED, RUNNING, FINISHED = "nominated", "scheduled", "running", "finished"
 
 STATES: Mapping[str, str] = {
@@ -182,17 +184,6 @@ def _line(message: str, width: int = 100) -> str:
     return flat if len(flat) <= width and len(message) <= width * 4 else flat[:width - 1].rstrip() + "…"
 
 
-def _ago(then: datetime | None, now: datetime) -> str:
-    if then is None:
-        return "at an unknown time"
-    seconds = max(0, int((now - then).total_seconds()))
-    if seconds < 120:
-        return f"{seconds}s ago"
-    if seconds < 7200:
-        return f"{seconds // 60}m ago"
-    return f"{seconds // 3600}h ago"
-
-
 def _refusal_lines(parse: FitErrorParse) -> list[str]:
     if not parse.recognized:
         return ["The message is not in a form observatory knows; it is shown verbatim (m shows it in full)."]
@@ -221,7 +212,7 @@ def _lease_line(lease: LeaseView | None, now: datetime) -> tuple[str, bool | Non
         return f"The {lease.key} Lease could not be read: {lease.problem}.", None
     if not lease.holder:
         return f"The {lease.key} Lease has no holder: no kube-scheduler is leading.", False
-    renewed = _ago(lease.renewed, now)
+    renewed = ago(lease.renewed, now)
     if lease.live(now):
         return f"The {lease.key} Lease is held by {lease.holder} (renewed {renewed}).", True
     return (f"The {lease.key} Lease was last renewed by {lease.holder} {renewed}, longer ago than its "
@@ -236,7 +227,7 @@ def _no_scheduler(pod: PodView, seen: Mapping[str, datetime | None], lease: Leas
              f"spec.schedulerName: {name}"]
     if seen:
         lines.append(f"Schedulers seen emitting events{where}: "
-                     + ", ".join(f"{s} (last {_ago(t, now)})" for s, t in sorted(seen.items())))
+                     + ", ".join(f"{s} (last {ago(t, now)})" for s, t in sorted(seen.items())))
     else:
         lines.append(f"No scheduler has been seen emitting events{where}.")
     likely = ""
@@ -313,7 +304,7 @@ def diagnose(pod: PodView, events: Iterable[EventView], nodes: Mapping[str, Node
         who = failed.source if failed is not None and failed.source else "A scheduler"
         times = ""
         if failed is not None:
-            times = (f", {failed.count} times" if failed.count > 1 else "") + f", last {_ago(failed.time, now)}"
+            times = (f", {failed.count} times" if failed.count > 1 else "") + f", last {ago(failed.time, now)}"
         lines = [f"{who} refused it{times}:", *_refusal_lines(refusal)]
         return Diagnosis(state=REFUSED, headline=summary(refusal), explanation=tuple(lines),
                          likely="no node passes the scheduler's filters; the node fit shows each node's reason.",

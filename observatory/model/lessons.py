@@ -27,9 +27,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from .checks import (
     CHECK_KINDS,
@@ -44,7 +54,7 @@ from .checks import (
     LessonError,
     PodCheck,
     TimelineCheck,
-    _Spec,
+    _kind,
     evaluate,
     parse_check,
 )
@@ -109,6 +119,97 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _non_empty(value: str) -> str:
+    if not value.strip():
+        raise ValueError("blank")
+    return value
+
+
+Text = Annotated[StrictStr, AfterValidator(_non_empty)]
+
+_LESSON_KEYS = ("name", "title", "summary", "scenario", "namespace", "steps")
+_STEP_KEYS = ("title", "instruction", "observe", "check")
+
+
+class StepFile(BaseModel):
+    """One entry of a lesson file's ``steps``; ``check`` is a CHECK of :mod:`observatory.model.checks`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    title: Text
+    instruction: Text
+    observe: Text = ""
+    check: Check
+
+    @field_validator("check", mode="plain")
+    @classmethod
+    def _check(cls, value: Any, info: ValidationInfo) -> Check:
+        return parse_check(value, source=(info.context or {}).get("source", "<lesson>"), where="check")
+
+
+class LessonFile(BaseModel):
+    """A lesson file (the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Text
+    title: Text
+    summary: Text
+    scenario: Text
+    namespace: Text = "default"
+    steps: Annotated[list[StepFile], Field(min_length=1)]
+
+
+_UNKNOWN = ("extra_forbidden", "invalid_key")  # a key not in the model; a key that is not a string (YAML ``1: x``)
+
+
+def _rank(loc: tuple[Any, ...], kind: str, position: int) -> tuple[Any, ...]:
+    """The order the loader reports problems in: the lesson not a mapping, its unknown keys (as written), its steps
+    (each: not a mapping, unknown keys, check missing, title, instruction, observe, the check), then the lesson's
+    own fields."""
+    def fields(rest: tuple[Any, ...], keys: tuple[str, ...], first: tuple[str, ...]) -> tuple[Any, ...]:
+        if not rest:
+            return (0,)
+        if kind in _UNKNOWN and len(rest) == 1:
+            return (1, position)
+        key = str(rest[0])
+        if key in first and kind == "missing":
+            return (2,)
+        return (3, keys.index(key) if key in keys else len(keys))
+    if loc and loc[0] == "steps":
+        if len(loc) == 1:
+            return (2,)
+        return (3, loc[1], *fields(loc[2:], _STEP_KEYS, ("check",)))
+    top = fields(loc, _LESSON_KEYS, ())
+    return top if top[0] < 2 else (4, *top)
+
+
+def _lesson_error(exc: ValidationError, data: Any, source: str) -> LessonError:
+    """The first problem of a lesson file as the sentence :class:`LessonError` holds."""
+    errors = sorted(((tuple(e["loc"]), e["type"], e.get("input"), e.get("ctx") or {}, i)
+                     for i, e in enumerate(exc.errors())), key=lambda e: _rank(e[0], e[1], e[4]))
+    loc, kind, value, ctx, _ = errors[0]
+    keys: tuple[str, ...]
+    if loc[:1] == ("steps",) and len(loc) >= 2:
+        where, rest, keys = f"steps[{loc[1]}]", loc[2:], _STEP_KEYS
+        if rest[:1] == ("check",) and isinstance(ctx.get("error"), LessonError):
+            inner: LessonError = ctx["error"]
+            return LessonError(source, inner.reason, f"{where}.{inner.key}")
+    elif loc[:1] == ("steps",):
+        return LessonError(source, "must be a non-empty list of steps", "steps")
+    else:
+        where, rest, keys = "", loc, _LESSON_KEYS
+    if not rest:
+        return LessonError(source, f"must be a mapping, not {_kind(value)}", where)
+    key = rest[0]
+    path = f"{where}.{key}" if where else str(key)
+    if kind in _UNKNOWN:
+        return LessonError(source, f"unknown key {key!r} (expected one of: {', '.join(keys)})", where)
+    if kind == "missing":
+        return LessonError(source, "is missing", path)
+    return LessonError(source, f"must be a non-empty string, not {_kind(value)}", path)
+
+
 def parse_lesson(text: str, source: str = "<lesson>") -> Lesson:
     """A :class:`Lesson` from YAML ``text``; ``source`` (a file name) goes into every :class:`LessonError`."""
     try:
@@ -119,20 +220,12 @@ def parse_lesson(text: str, source: str = "<lesson>") -> Lesson:
         raise LessonError(source, f"YAML error{where}: {err.problem or err.context or 'invalid YAML'}") from None
     except yaml.YAMLError as err:
         raise LessonError(source, f"YAML error: {err}") from None
-    s = _Spec(data, source, "", ("name", "title", "summary", "scenario", "namespace", "steps"))
-    steps_data = data.get("steps")
-    if not isinstance(steps_data, list) or not steps_data:
-        raise LessonError(source, "must be a non-empty list of steps", "steps")
-    steps = []
-    for i, raw in enumerate(steps_data):
-        step = _Spec(raw, source, f"steps[{i}]", ("title", "instruction", "observe", "check"))
-        if "check" not in raw:
-            raise LessonError(source, "is missing", step.key("check"))
-        steps.append(Step(step.text("title", required=True), step.text("instruction", required=True),
-                          step.text("observe") or "", parse_check(raw["check"], source=source,
-                                                                  where=step.key("check"))))
-    return Lesson(s.text("name", required=True), s.text("title", required=True), s.text("summary", required=True),
-                  s.text("scenario", required=True), s.text("namespace") or "default", tuple(steps), source)
+    try:
+        spec = LessonFile.model_validate(data, context={"source": source})
+    except ValidationError as exc:
+        raise _lesson_error(exc, data, source) from None
+    steps = tuple(Step(s.title, s.instruction, s.observe, s.check) for s in spec.steps)
+    return Lesson(spec.name, spec.title, spec.summary, spec.scenario, spec.namespace, steps, source)
 
 
 # -- running a lesson -----------------------------------------------------------------------------------------------
@@ -186,4 +279,4 @@ class LessonRun:
         """The progress for the transcript."""
         return LessonProgress(self.lesson.name, self.lesson.title, tuple(
             StepProgress(step.title, at, detail)
-            for step, at, detail in zip(self.lesson.steps, self._ticked, self._details)))
+            for step, at, detail in zip(self.lesson.steps, self._ticked, self._details, strict=True)))

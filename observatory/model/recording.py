@@ -39,11 +39,12 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
 from .commands import strip_userinfo
 from .deltas import Deleted, Delta, Relisted, Upserted, WatchState
 from .exchange import BindingExchange
+from .timefmt import parse_time, rfc3339
 
 __all__ = [
     "FORMAT", "VERSION", "DeltaEntry", "Entry", "ExchangeEntry", "Header", "KeyEntry", "Recorder", "Recording",
@@ -124,20 +125,6 @@ class Recording:
 
 
 # -- times and bodies -----------------------------------------------------------------------------------------------
-
-def rfc3339(when: datetime) -> str:
-    """``2026-11-29T10:00:00.250000Z``: ISO 8601 with the offset (``Z`` for UTC), microseconds when not zero. A naive
-    datetime is written without an offset (and read back naive)."""
-    text = when.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-
-def parse_time(text: str) -> datetime:
-    """The inverse of :func:`rfc3339`; ValueError for anything else."""
-    if not isinstance(text, str) or not text:
-        raise ValueError("not a time")
-    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
-
 
 def _body(body: bytes) -> tuple[str, bool]:
     try:
@@ -267,6 +254,12 @@ class _Fields:
             raise self.fail(f"{key!r} must be a finite number")
         return float(value)
 
+    @overload
+    def time(self, key: str) -> datetime: ...
+
+    @overload
+    def time(self, key: str, *, optional: bool) -> datetime | None: ...
+
     def time(self, key: str, *, optional: bool = False) -> datetime | None:
         value = self.text(key, optional=optional)
         if value is None:
@@ -336,7 +329,7 @@ def decode_line(line: str, *, number: int | None = None) -> Header | Entry:
     """
     try:
         obj = json.loads(line)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise RecordingError(f"not valid JSON ({exc.msg} at column {exc.colno})", number) from None
     if not isinstance(obj, dict):
         raise RecordingError("not a JSON object", number)

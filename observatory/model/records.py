@@ -18,9 +18,10 @@ from typing import Any
 from observatory.scheduling.pods import DEFAULT_SCHEDULER_NAME
 from observatory.scheduling.resources import node_allocatable, pod_requests
 
-from ._json import integer, items, mapping, text, timestamp
+from ._json import integer, items, mapping, text
 from .exchange import BindingExchange
 from .podstatus import pod_status
+from .timefmt import timestamp
 
 __all__ = ["BindingExchange", "EventView", "LeaseView", "NodeView", "PodView", "Taint", "TimelineFrame"]
 
@@ -70,12 +71,13 @@ def _with_limit_defaults(spec: Mapping[str, Any]) -> Mapping[str, Any]:
         return {**resources, "requests": {**limits, **requests}}
 
     patched: dict[str, Any] | None = None
-    for field in ("containers", "initContainers"):
-        containers = items(spec.get(field))
+    for key in ("containers", "initContainers"):
+        containers = items(spec.get(key))
         fixed = [defaulted(mapping(c).get("resources")) for c in containers]
         if any(f is not None for f in fixed):
             patched = patched or dict(spec)
-            patched[field] = [c if f is None else {**mapping(c), "resources": f} for c, f in zip(containers, fixed)]
+            patched[key] = [c if f is None else {**mapping(c), "resources": f}
+                            for c, f in zip(containers, fixed, strict=True)]
     pod_level = defaulted(spec.get("resources"))
     if pod_level is not None:
         patched = patched or dict(spec)

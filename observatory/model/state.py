@@ -195,7 +195,8 @@ class ClusterState:
             return _NONE
         self._list_rv[kind] = delta.resource_version
         areas: set[str] = set()
-        current: Mapping[str, Any] = {PODS: self._pods, NODES: self._nodes, EVENTS: self._events}[kind]
+        stores: dict[str, Mapping[str, Any]] = {PODS: self._pods, NODES: self._nodes, EVENTS: self._events}
+        current = stores[kind]
         seen: dict[str, Mapping[str, Any]] = {}
         for obj in delta.objs:
             key = self._key(obj) if kind != NODES else text(mapping(mapping(obj).get("metadata")).get("name"))
@@ -452,8 +453,8 @@ class ClusterState:
         if self._sorted_nodes is None:
             self._sorted_nodes = sorted(self._nodes)
         recent: dict[str, set[str]] = {}
-        for key, node in self.recently_bound().items():
-            recent.setdefault(node, set()).add(key)
+        for key, bound_to in self.recently_bound().items():
+            recent.setdefault(bound_to, set()).add(key)
         out = []
         made = self._placements
         for name in self._sorted_nodes:

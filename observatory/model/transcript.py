@@ -22,9 +22,10 @@ from typing import Any
 from .commands import EquivalentCommands, strip_userinfo
 from .diagnosis import Diagnosis
 from .exchange import BindingExchange
-from .recording import exchange_to_json, rfc3339
+from .recording import exchange_to_json
 from .records import EventView, PodView
 from .state import ClusterState
+from .timefmt import rfc3339
 
 __all__ = [
     "REDACTED", "BindRecord", "LessonProgress", "PodSnapshot", "StepProgress", "Transcript",
@@ -297,9 +298,9 @@ def _body_text(body: bytes) -> str:
 def _events(title: str, snap: PodSnapshot | None) -> list[str]:
     lines = [f"#### {title}", ""]
     if snap is None:
-        return lines + ["Not captured.", ""]
+        return [*lines, "Not captured.", ""]
     if not snap.events:
-        return lines + ["Events: `<none>`", ""]
+        return [*lines, "Events: `<none>`", ""]
     rows = [[e.type, e.reason, e.source, e.message + (f" (x{e.count})" if e.count > 1 else "")] for e in snap.events]
     return lines + _table(["type", "reason", "from", "message"], rows) + [""]
 
@@ -307,12 +308,12 @@ def _events(title: str, snap: PodSnapshot | None) -> list[str]:
 def _diagnosis(diagnosis: Diagnosis | None) -> list[str]:
     lines = ["### Diagnosis at the moment of the bind", ""]
     if diagnosis is None:
-        return lines + ["The pod was not in the watched state.", ""]
+        return [*lines, "The pod was not in the watched state.", ""]
     lines += [f"**{diagnosis.title}**: {diagnosis.headline}", ""]
     lines += [f"- {line.strip()}" for line in diagnosis.explanation if line.strip()]
     if diagnosis.likely:
         lines += ["", f"Likely: {diagnosis.likely}"]
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _bind_markdown(n: int, record: BindRecord) -> list[str]:
@@ -330,7 +331,7 @@ def _bind_markdown(n: int, record: BindRecord) -> list[str]:
         else:
             rows.append([label, _code(snap.node_name) if snap.node_name else "`<empty>`", snap.resource_version,
                          _show_time(snap.at)])
-    lines += _table(["", "spec.nodeName", "resourceVersion", "time"], rows) + [""]
+    lines += [*_table(["", "spec.nodeName", "resourceVersion", "time"], rows), ""]
 
     request = [ex.request_line, *(f"{k}: {v}" for k, v in ex.request_headers), "", _body_text(ex.request_body)]
     lines += ["### Request", "", _fenced("\n".join(request), "http"), ""]
@@ -366,7 +367,7 @@ def _markdown(t: Transcript) -> str:
         lines += [f"## Lesson {_code(t.lesson.name)}: {t.lesson.title} ({done})", ""]
         rows = [[str(i), s.title, "yes" if s.ticked_at else "no", _show_time(s.ticked_at), s.detail]
                 for i, s in enumerate(t.lesson.steps, start=1)]
-        lines += _table(["#", "step", "ticked", "at", "check"], rows) + [""]
+        lines += [*_table(["#", "step", "ticked", "at", "check"], rows), ""]
     if not t.records:
         lines += ["No Binding was sent.", ""]
     for n, record in enumerate(t.records, start=1):

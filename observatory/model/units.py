@@ -1,4 +1,5 @@
-"""Quantities as kubectl prints them, from the scheduler's integer units (see :mod:`observatory.scheduling.resources`)."""
+"""Quantities as kubectl prints them, from the scheduler's integer units
+(see :mod:`observatory.scheduling.resources`)."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 
 from rich.text import Text
 
-from observatory.lab.printing import human_duration
 from observatory.model import diagnosis as dx
+from observatory.model.timefmt import human_duration
 from observatory.model.units import cpu, memory
 
 __all__ = ["STATE_STYLE", "age", "age_until", "cell", "clock_time", "cpu", "literal", "memory"]

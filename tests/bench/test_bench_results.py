@@ -1,4 +1,4 @@
-"""The recorded scale report (issue 8 acceptance): bench/results/ holds a full run from this machine that covers
+"""The recorded scale report: bench/results/ holds a full run from this machine that covers
 every figure the issue lists, and the README quotes its Markdown (headings two levels down).
 
 These read the committed files only; nothing here measures or asserts a time.

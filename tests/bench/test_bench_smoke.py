@@ -1,9 +1,10 @@
-"""The scale benchmark at a few hundred pods, so it cannot rot (issue 8): every figure is produced and finite.
+"""The scale benchmark at a few hundred pods, so it cannot rot: every figure is produced and finite.
 
 It runs the real thing (``python -m bench scale --quick``: the lab as a subprocess, observatory headless in its own
 process, kubectl as the peer, the churn writer) at 300 pods / 30 nodes with a handful of probes and two key presses
 per level (Textual's ``Pilot.press`` returns once every widget on the screen has handled what was queued before it:
-under churn, seconds), writing to a temporary folder. It asserts only that the figures exist and are numbers, never a time.
+under churn, seconds), writing to a temporary folder. It asserts only that the figures exist and are numbers, never a
+time.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Races (issue 7, item 5): concurrent Bindings of one pod, half from observatory (``kube.binding.post_binding``)
+"""Races: concurrent Bindings of one pod, half from observatory (``kube.binding.post_binding``)
 and half from kubectl (``kubectl create --raw …/binding -f binding.json``, reference §1.7), each to another node.
 
 Exactly one gets ``201 Created``; every other gets the API server's 409 of reference §1.3, naming the winner's
@@ -92,7 +92,7 @@ async def test_concurrent_binds_from_observatory_and_kubectl_give_one_201(lab, t
     exchanges, processes = results[: CLIENTS // 2], results[CLIENTS // 2:]
     assert all(e.error is None for e in exchanges), [e.error for e in exchanges]
     created = [e.node for e in exchanges if e.status == 201] + \
-        [node for node, p in zip(theirs, processes) if p.returncode == 0]
+        [node for node, p in zip(theirs, processes, strict=True) if p.returncode == 0]
     assert created == [winner], (created, winner)
     conflict = CONFLICT_409.format(pod=pod, node=winner).encode()
     for exchange in exchanges:
@@ -100,7 +100,7 @@ async def test_concurrent_binds_from_observatory_and_kubectl_give_one_201(lab, t
             assert (exchange.status_line, exchange.response_body) == ("HTTP/1.1 201 Created", CREATED_201)
         else:
             assert (exchange.status, exchange.reason, exchange.response_body) == (409, "Conflict", conflict)
-    for node, process in zip(theirs, processes):
+    for node, process in zip(theirs, processes, strict=True):
         if node == winner:
             assert (process.returncode, process.stdout.encode(), process.stderr) == (0, CREATED_201, "")
         else:

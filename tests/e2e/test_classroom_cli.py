@@ -1,5 +1,5 @@
-"""The command line of issue 6 as a user runs it: ``observatory lessons``, ``--lesson``, ``--record``, ``replay``,
-and ``lab serve --token``. Every failure is one line on stderr and exit code 2."""
+"""The teaching and recording command line as a user runs it: ``observatory lessons``, ``--lesson``, ``--record``,
+``replay``, and ``lab serve --token``. Every failure is one line on stderr and exit code 2."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""kubectl against ``observatory lab serve`` with its simulated scheduler, kubelets and pod GC (issue 3)."""
+"""kubectl against ``observatory lab serve`` with its simulated scheduler, kubelets and pod GC."""
 
 from __future__ import annotations
 

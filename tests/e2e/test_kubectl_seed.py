@@ -216,7 +216,8 @@ def test_strict_validation_rejects_an_unknown_field(lab):
 
 
 def test_warn_validation_creates_and_prints_one_warning_per_field(lab):
-    bad = MANUAL_POD.replace("  schedulerName: nobody-at-all\n", "  schedulerName: nobody-at-all\n  nodeNmae: x\n  foo: 1\n")
+    bad = MANUAL_POD.replace("  schedulerName: nobody-at-all\n",
+                             "  schedulerName: nobody-at-all\n  nodeNmae: x\n  foo: 1\n")
     result = lab.sh("kubectl -n sched-lab create --validate=warn -f -", stdin=bad)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "pod/manual created\n"

@@ -1,5 +1,5 @@
 """A bounded soak: about 45 s of random lab faults and cluster churn under the headless TUI, then ``clear``
-(issue 7 acceptance: zero lost, zero ghosts).
+(zero lost, zero ghosts).
 
 A simulated cluster runs in-process (scheduler, kubelets, node lifecycle); a churn task creates pods (some for the
 default-scheduler, some for nobody), binds the latter by hand, deletes pods (at once or gracefully) and posts

@@ -121,7 +121,8 @@ async def test_gated_pod_gets_no_event_and_keeps_scheduling_gated(cluster):
 async def test_scheduled_pod_runs_with_kubelet_status_and_events_in_order(cluster):
     lab, http = cluster
     await create(http, pod("seamb"))
-    running = await eventually(lambda: stored(lab, "seamb")["status"].get("phase") == "Running" and stored(lab, "seamb"))
+    running = await eventually(
+        lambda: stored(lab, "seamb")["status"].get("phase") == "Running" and stored(lab, "seamb"))
     assert running["spec"]["nodeName"] == "pair-worker"
     status = running["status"]
     assert [c["type"] for c in status["conditions"]] == [
@@ -246,7 +247,7 @@ async def test_not_ready_node_starts_nothing_and_gets_the_not_ready_taint(cluste
 
 
 async def test_scheduler_holds_its_lease(cluster):
-    lab, http = cluster
+    lab, _http = cluster
     lease = await eventually(lambda: lab.store.get("leases", "kube-system", "kube-scheduler"))
     assert lease["spec"]["holderIdentity"].startswith("pair-control-plane_")
     assert lease["spec"]["leaseDurationSeconds"] == 15

@@ -187,7 +187,7 @@ async def test_duplicate_pod_409_already_exists(http):
 
 
 async def test_stale_resource_version_update_409(http):
-    code, raw = await post(http, "/api/v1/namespaces/default/pods", pod_manifest("nginx"))
+    _code, raw = await post(http, "/api/v1/namespaces/default/pods", pod_manifest("nginx"))
     stale = json.loads(raw)
     stale["metadata"]["labels"] = {"a": "1"}
     async with http.put("/api/v1/namespaces/default/pods/nginx", json=stale) as resp:
@@ -252,7 +252,8 @@ async def test_watch_too_old_resource_version_gets_410_error_event(tmp_path):
         await lab.stop()
 
 
-@pytest.mark.parametrize("selector", ["spec.nodeName%3D", "spec.schedulerName%3Dnobody-at-all", "status.phase%3DPending"])
+@pytest.mark.parametrize("selector",
+                         ["spec.nodeName%3D", "spec.schedulerName%3Dnobody-at-all", "status.phase%3DPending"])
 async def test_pod_field_selectors_find_the_unbound_pod(http, selector):
     async with http.get(f"/api/v1/pods?fieldSelector={selector}") as resp:
         assert resp.status == 200

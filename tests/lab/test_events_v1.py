@@ -1,4 +1,4 @@
-"""events.k8s.io/v1 in the lab: the core/v1 events storage seen through the other group (issue 9).
+"""events.k8s.io/v1 in the lab: the core/v1 events storage seen through the other group.
 
 Expected values come from upstream, not from the lab: field names and JSON tags from ``k8s.io/api`` events/v1 and
 core/v1 ``types.go`` and k/k ``pkg/apis/events/v1/conversion.go`` (reference §4.1), 422 texts from k/k
@@ -537,7 +537,7 @@ async def test_kubectl_create_get_and_describe(kubectl, lab, http):
 
 async def test_kubectl_create_refused_shows_the_422(kubectl, lab):
     bad = scheduler_event("bad", type="Bogus")
-    code, out, err = await kubectl_run(kubectl, lab, "create", "-f", "-", stdin=yaml.safe_dump(bad))
+    code, _out, err = await kubectl_run(kubectl, lab, "create", "-f", "-", stdin=yaml.safe_dump(bad))
     assert code == 1
     assert 'The Event "bad" is invalid: type: Invalid value: "": has invalid value: Bogus' in err
 

@@ -1,4 +1,4 @@
-"""The lab's fault endpoint (``/lab/faults``) on the wire, and ``observatory lab fault`` (issue 7 item 2).
+"""The lab's fault endpoint (``/lab/faults``) on the wire, and ``observatory lab fault``.
 
 Expected bodies are upstream's: the 429 of kube-apiserver's max-in-flight / priority-and-fairness filters
 (``staging/src/k8s.io/apiserver/pkg/server/filters/maxinflight.go`` ``tooManyRequests``: Go's ``http.Error`` with

@@ -91,7 +91,8 @@ async def test_binding_with_preload_content_false_returns_the_exact_bytes(lab):
         core = client.CoreV1Api(api)
         first = await core.create_namespaced_pod_binding("manual", "sched-lab", body, _preload_content=False)
         assert first.status == 201
-        assert await first.read() == b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}\n'
+        assert await first.read() == (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success",'
+                                      b'"code":201}\n')
         body["target"]["name"] = "pair-control-plane"
         # With _preload_content=False a 409 is data, not an exception: the raw response comes back.
         second = await core.create_namespaced_pod_binding("manual", "sched-lab", body, _preload_content=False)

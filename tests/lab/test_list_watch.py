@@ -37,7 +37,8 @@ async def test_watch_without_resource_version_starts_with_synthetic_added(http):
 
 
 async def test_watch_timeout_seconds_ends_the_stream_cleanly(http, lab):
-    async with http.get(f"/api/v1/pods?watch=true&timeoutSeconds=1&resourceVersion={lab.store.resource_version}") as resp:
+    url = f"/api/v1/pods?watch=true&timeoutSeconds=1&resourceVersion={lab.store.resource_version}"
+    async with http.get(url) as resp:
         loop = asyncio.get_running_loop()
         start = loop.time()
         assert await resp.read() == b""

@@ -1,4 +1,4 @@
-"""The lab's RBAC mode (``LabSettings.rbac``, ``lab serve --rbac FILE``, issue 7): users by bearer token, kube-apiserver's
+"""The lab's RBAC mode (``LabSettings.rbac``, ``lab serve --rbac FILE``): users by bearer token, kube-apiserver's
 403 Forbidden for the rest, byte for byte, and SelfSubjectAccessReview as ``kubectl auth can-i`` asks it.
 
 Expected texts are upstream's formats, written out here: the Status layout of reference §2.1, ``NewForbidden``'s
@@ -17,7 +17,6 @@ import signal
 import ssl
 import subprocess
 import sys
-from pathlib import Path
 
 import aiohttp
 import pytest
@@ -32,79 +31,7 @@ from observatory.lab.server import LabError
 from observatory.settings import LabSettings, Settings
 from tests.conftest import API_ONLY
 from tests.kube.helpers import FakeAPI
-
-POLICY = """
-users:
-- name: alice                 # may read pods and events of team-a, nothing else
-  token: alice-token-1111
-  namespaces: [team-a]
-  rules:
-  - verbs: [get, list, watch]
-    resources: [pods, events]
-- name: binder                # alice's rights, plus binding in team-a and reading nodes
-  token: binder-token-2222
-  namespaces: [team-a]
-  rules:
-  - verbs: [get, list, watch]
-    resources: [pods, events]
-  - verbs: [create]
-    resources: [pods/binding]
-  - verbs: [get, list, watch]
-    resources: [nodes]
-    namespaces: ["*"]
-- name: carol                 # may bind in team-a but not read nodes
-  token: carol-token-4444
-  namespaces: [team-a]
-  rules:
-  - verbs: [get, list, watch]
-    resources: [pods, events]
-  - verbs: [create]
-    resources: [pods/binding]
-- name: admin
-  token: admin-token-3333
-  namespaces: ["*"]
-  rules:
-  - verbs: ["*"]
-    resources: ["*"]
-"""
-
-SCENARIO = """
-kind: Scenario
-description: pair, plus team-a (web bound to pair-worker and not started; waiting for a scheduler nobody runs) and team-b.
-extends: pair
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-b}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: web, namespace: team-a}
-spec:
-  nodeName: pair-worker
-  containers: [{name: pause, image: registry.k8s.io/pause:3.9}]
----
-apiVersion: v1
-kind: Pod
-metadata: {name: waiting, namespace: team-a}
-spec:
-  schedulerName: nobody-at-all
-  containers: [{name: pause, image: registry.k8s.io/pause:3.9}]
----
-apiVersion: v1
-kind: Pod
-metadata: {name: other, namespace: team-b}
-spec:
-  schedulerName: nobody-at-all
-  containers: [{name: pause, image: registry.k8s.io/pause:3.9}]
-"""
-
-TOKENS = {"alice": "alice-token-1111", "binder": "binder-token-2222", "carol": "carol-token-4444",
-          "admin": "admin-token-3333"}
+from tests.rbac_fixtures import TOKENS
 
 
 def forbidden_body(message: str, details: str) -> bytes:
@@ -112,26 +39,6 @@ def forbidden_body(message: str, details: str) -> bytes:
     quoted = json.dumps(message).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (f'{{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":{quoted},'
             f'"reason":"Forbidden","details":{details},"code":403}}\n').encode()
-
-
-@pytest.fixture
-def rbac_files(tmp_path) -> tuple[Path, Path]:
-    policy, scenario = tmp_path / "rbac.yaml", tmp_path / "teams.yaml"
-    policy.write_text(POLICY)
-    scenario.write_text(SCENARIO)
-    return policy, scenario
-
-
-@pytest.fixture
-async def rbac_lab(tmp_path, rbac_files):
-    policy, scenario = rbac_files
-    lab = EmbeddedLab(LabSettings(rbac=policy, bookmark_interval=0.2, **API_ONLY), scenario=str(scenario),
-                    kubeconfig_path=tmp_path / "kc" / "kubeconfig")
-    await lab.start()
-    try:
-        yield lab
-    finally:
-        await lab.stop()
 
 
 def session(lab: EmbeddedLab, user: str | None) -> aiohttp.ClientSession:
@@ -286,7 +193,8 @@ async def test_ssar_in_discovery_and_a_lab_without_rbac_allows_everything(http):
     assert doc["resources"] == [{"name": "selfsubjectaccessreviews", "singularName": "selfsubjectaccessreview",
                                  "namespaced": False, "kind": "SelfSubjectAccessReview", "verbs": ["create"]}]
     async with http.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-                         json=ssar(namespace="sched-lab", verb="create", resource="pods", subresource="binding")) as resp:
+                         json=ssar(namespace="sched-lab", verb="create", resource="pods",
+                                   subresource="binding")) as resp:
         assert resp.status == 201
         assert (await resp.json())["status"] == {"allowed": True}  # AlwaysAllow gives no reason
 
@@ -375,9 +283,41 @@ def test_a_bad_file_is_one_readable_sentence(tmp_path, text, problem):
     assert str(caught.value).startswith(f"{path}: ") and problem in str(caught.value)
 
 
+@pytest.mark.parametrize(("text", "problem"), [
+    ("users: [5]", "users[0]: not a mapping with name, token, namespaces and rules"),
+    ("users: [{name: '', token: t, zz: 1}]", "users[0]: 'name' must be a non-empty string"),
+    ("users: [{name: a, token: 5}]", "users[0] (a): 'token' must be a non-empty string without spaces"),
+    ("users: [{name: a, token: t, namespaces: [5]}]", "users[0] (a): namespaces: must be a list of strings"),
+    ("users: [{name: a, token: t, rules: ~}]", "users[0] (a): 'rules' must be a list"),
+    ("users: [{name: a, token: t, rules: [5]}]", "users[0] (a): rules[0]: not a mapping with verbs and resources"),
+    ("users: [{name: a, token: t, rules: [{verbs: [get], resources: [p]}, {verbs: [], b: 1}]}]",
+     "users[0] (a): rules[1]: unknown field 'b' (known: apiGroups, namespaces, nonResourceURLs, resourceNames, "
+     "resources, verbs)"),
+    ("users: [{name: a, token: t, rules: [{verbs: [get], resources: [p], apiGroups: 5}]}]",
+     "users[0] (a): rules[0]: apiGroups: must be a list of strings"),
+    ("users: [{name: a, token: t}, {name: a, token: 5}]", "users[1] (a): the name is already another user's"),
+    ("users: [{name: a, token: t}, {name: a, token: t, zz: 1}]",
+     "users[1] (a): unknown field 'zz' (a user has name, token, namespaces, rules)"),
+])
+def test_the_first_problem_of_a_file_is_the_one_reported(tmp_path, text, problem):
+    path = tmp_path / "rbac.yaml"
+    path.write_text(text)
+    with pytest.raises(rbac.RbacError) as caught:
+        rbac.load_policy(path)
+    assert str(caught.value) == f"{path}: {problem}"
+
+
+def test_one_string_is_a_list_of_it(tmp_path):
+    path = tmp_path / "rbac.yaml"
+    path.write_text("users: [{name: a, token: t, namespaces: team-a, rules: [{verbs: get, resources: pods}]}]")
+    (user,) = rbac.load_policy(path).users
+    assert user.namespaces == ("team-a",)
+    assert user.rules == (rbac.Rule(("get",), ("pods",), namespaces=("team-a",)),)
+
+
 async def test_a_lab_with_a_bad_file_does_not_start(tmp_path):
     lab = EmbeddedLab(LabSettings(rbac=tmp_path / "missing.yaml", **API_ONLY), kubeconfig_path=tmp_path / "kc")
-    with pytest.raises(LabError, match="missing.yaml: cannot read the RBAC file: No such file or directory"):
+    with pytest.raises(LabError, match=r"missing.yaml: cannot read the RBAC file: No such file or directory"):
         await lab.start()
 
 

@@ -15,7 +15,6 @@ from kubernetes_asyncio import client
 from observatory.kube.connect import connect
 from observatory.kube.source import ClusterSource
 from observatory.scheduler import SchedulerOptions
-from tests.lab.test_rbac import rbac_files, rbac_lab  # noqa: F401 - fixtures
 from tests.scheduler.conftest import SCHEDULER, pod_manifest
 from tests.waiting import eventually
 

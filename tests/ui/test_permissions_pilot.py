@@ -25,7 +25,6 @@ from observatory.ui.widgets.nodes_pane import NodesPane
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.permissions_banner import PermissionsBanner
 from observatory.ui.widgets.why_pane import WhyPane
-from tests.lab.test_rbac import rbac_files, rbac_lab  # noqa: F401 - fixtures
 from tests.ui.fakes import RecordedSource
 from tests.waiting import eventually
 

@@ -75,7 +75,7 @@ async def start_with_keys(pilot, name: str = SCHEDULER) -> None:
     await pilot.press(*name, "enter")
     await until(pilot, lambda: isinstance(app.screen, ChooserScreen) and "policy" in app.screen.title_text,
                 "the policy chooser")
-    assert [oid for oid, _ in app.screen.options][0] == "least-allocated"
+    assert next(oid for oid, _ in app.screen.options) == "least-allocated"
     await pilot.press("enter")  # the default, highlighted first
     await until(pilot, lambda: app.scheduler_run is not None, "the scheduler started")
 

@@ -462,6 +462,6 @@ def test_the_exchange_pane_shortens_only_the_connection_flags_of_the_kubectl_lin
 def test_key_labels():
     from observatory.ui.widgets.keycast import key_label
 
-    assert [key_label(k, c) for k, c in [("b", "b"), ("down", None), ("enter", "\r"), ("escape", "\x1b"),
-                                         ("tab", "\t"), ("ctrl+p", None), ("question_mark", "?"),
-                                         ("space", " "), ("B", "B")]] == ["b", "↓", "⏎", "Esc", "⇥", "^p", "?", "␣", "B"]
+    keys = [("b", "b"), ("down", None), ("enter", "\r"), ("escape", "\x1b"), ("tab", "\t"), ("ctrl+p", None),
+            ("question_mark", "?"), ("space", " "), ("B", "B")]
+    assert [key_label(k, c) for k, c in keys] == ["b", "↓", "⏎", "Esc", "⇥", "^p", "?", "␣", "B"]

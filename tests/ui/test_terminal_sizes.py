@@ -280,7 +280,7 @@ async def test_hostile_objects_render_without_crash_or_control_characters(size, 
         keys = [k for k in app.query_one(PendingPodsPane).row_keys if k.split("/", 1)[1] not in REFUSALS]
         for key in keys:  # each hostile pod selected: its Why, events, timeline and raw message on screen
             app.query_one(PendingPodsPane).select(key)
-            await until(pilot, lambda: app.selected == key, f"{key!r} selected")
+            await until(pilot, lambda key=key: app.selected == key, f"{key!r} selected")
             await settled(pilot)
             check_screen(watched, size, RecordedSource.context)
             for modal in ("m", "b"):

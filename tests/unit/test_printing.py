@@ -166,7 +166,8 @@ def test_pod_completed_terminating_nodelost() -> None:
     completed = pod({"phase": "Succeeded", "containerStatuses": [
         {"name": "nginx", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]})
     assert cells(completed)[1:3] == ["0/1", "Completed"]
-    exit_code = pod({"phase": "Failed", "containerStatuses": [{"name": "nginx", "state": {"terminated": {"exitCode": 2}}}]})
+    exit_code = pod({"phase": "Failed",
+                     "containerStatuses": [{"name": "nginx", "state": {"terminated": {"exitCode": 2}}}]})
     assert cells(exit_code)[2] == "ExitCode:2"
     two = {"containers": [{"name": "a"}, {"name": "b"}]}
     mixed = [{"name": "a", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
@@ -222,7 +223,8 @@ def test_event_cells() -> None:
                                             "Successfully assigned default/nginx to node-1", "2m", 1, "nginx.17f"]
     kubelet = {"metadata": {"name": "e2"}, "involvedObject": {"kind": "Pod", "name": "nginx",
                                                               "fieldPath": "spec.containers{nginx}"},
-               "reason": "Pulled", "message": "x", "type": "Normal", "source": {"component": "kubelet", "host": "node-1"},
+               "reason": "Pulled", "message": "x", "type": "Normal",
+               "source": {"component": "kubelet", "host": "node-1"},
                "firstTimestamp": ago(minutes=53), "lastTimestamp": ago(seconds=9), "count": 3}
     assert row_cells("events", kubelet, NOW)[:9] == ["9s", "Normal", "Pulled", "pod/nginx", "spec.containers{nginx}",
                                                      "kubelet, node-1", "x", "53m", 3]

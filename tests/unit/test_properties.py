@@ -1,4 +1,4 @@
-"""Bad input never crashes the record builders and parsers (issue 7 item 6), property-based.
+"""Bad input never crashes the record builders and parsers, property-based.
 
 The strategies (:mod:`tests.unit.test_properties_strategies`) generate API JSON with missing, null and malformed
 parts, huge messages, odd encodings, numbers for strings and strings for numbers, and bad timestamps. The
@@ -183,7 +183,7 @@ def test_fit_preview_and_bind_warnings_never_raise(pod_objs, node_objs, scope):
             index.set_node(raw)
     for i, raw in enumerate(pod_objs):
         index.set_pod(f"k/{i}", raw)
-    for i, (raw, pod) in enumerate(zip(pod_objs, pod_views)):
+    for i, (raw, pod) in enumerate(zip(pod_objs, pod_views, strict=True)):
         info = index.info(f"k/{i}")
         assert info is not None and info.identity == pod_info(raw).identity
         preview = fit_preview(pod, info, index, node_views, scope)
@@ -233,8 +233,9 @@ def test_regression_number_where_a_list_belongs_in_a_pod_spec():
 
 def test_regression_headline_quotes_a_huge_message_in_one_short_line():
     """A 1 MiB SchedulerError message went whole into the pending pane's one-line headline (and its column)."""
+    message = "a\nb " + "x" * (1 << 20)
     pod = PodView.from_api({"metadata": {"name": "p", "namespace": "ns"}, "status": {"phase": "Pending", "conditions": [
-        {"type": "PodScheduled", "status": "False", "reason": "SchedulerError", "message": "a\nb " + "x" * (1 << 20)}]}})
+        {"type": "PodScheduled", "status": "False", "reason": "SchedulerError", "message": message}]}})
     d = diagnose(pod, [], {}, now=NOW)
     assert d.state == "scheduler-error" and d.headline.startswith("SchedulerError: a b xx")
     assert "\n" not in d.headline and len(d.headline) <= 120

@@ -1,4 +1,4 @@
-"""Bad input never crashes ``observatory why``'s report or the lab's body decoders (issue 7 item 6), property-based.
+"""Bad input never crashes ``observatory why``'s report or the lab's body decoders, property-based.
 
 * ``why``: whatever the API server answered (:class:`~observatory.why.Gathered` of hostile JSON), the text report
   renders, stays printable (no control characters, escape sequences, bidi overrides or lone surrogates reach the

@@ -1,4 +1,4 @@
-"""ClusterState.apply with arbitrary delta sequences never raises and never loses or invents objects (issue 7 item 6).
+"""ClusterState.apply with arbitrary delta sequences never raises and never loses or invents objects.
 
 Deltas (:mod:`observatory.model.deltas`) of any kind, about objects drawn from small pools of names so that they
 collide (update, delete, relist), carrying hostile JSON; the clock moves on by random steps. After every delta each

@@ -1,6 +1,6 @@
 """Hypothesis strategies for hostile API JSON, shared by the property tests (``test_properties*.py``; no tests here).
 
-What they generate, per issue 7 item 6: objects with missing or null ``metadata``/``spec``/``status``, containers
+What they generate: objects with missing or null ``metadata``/``spec``/``status``, containers
 that are null or not lists, unknown fields, huge messages (at least 1 MiB), odd encodings (lone surrogates, NUL,
 ANSI and OSC terminal escapes, bidi overrides, combining characters, invalid UTF-8 decoded with
 ``errors="surrogateescape"``, Rich markup), numbers where strings belong and strings where numbers belong, null,
@@ -109,10 +109,11 @@ def corrupted(draw: st.DrawFn, valid: st.SearchStrategy[Any], max_edits: int = 4
         elif action == "unknown" and isinstance(parent, dict):
             parent[draw(odd_text)] = draw(junk)
         else:
+            old = parent[key]
             parent[key] = {"null": lambda: None, "junk": lambda: draw(junk), "text": lambda: draw(odd_text),
                            "huge": lambda: draw(st.sampled_from([HUGE, HUGE_MARKUP])),
-                           "number": lambda: draw(numbers), "not-a-list": lambda: {"0": parent[key]},
-                           "list": lambda: [parent[key]], "unknown": lambda: draw(junk)}[action]()
+                           "number": lambda: draw(numbers), "not-a-list": lambda old=old: {"0": old},
+                           "list": lambda old=old: [old], "unknown": lambda: draw(junk)}[action]()
     return value
 
 

@@ -231,7 +231,7 @@ def check_running_status(pod: dict, node: dict) -> None:
     assert [c["type"] for c in status["conditions"]] == CONDITION_TYPES, where
     assert all(c["observedGeneration"] == 1 and "lastProbeTime" in c for c in status["conditions"]), where
     assert [cs["name"] for cs in status["containerStatuses"]] == [c["name"] for c in spec["containers"]], where
-    for cs, c in zip(status["containerStatuses"], spec["containers"]):
+    for cs, c in zip(status["containerStatuses"], spec["containers"], strict=True):
         assert cs["containerID"].startswith("containerd://") and len(cs["containerID"]) == 13 + 64, where
         assert re.fullmatch(r".+@sha256:[0-9a-f]{64}", cs["imageID"]), where
         assert cs["image"].endswith(c["image"].rsplit("/", 1)[-1]), where
@@ -521,7 +521,7 @@ def test_busy_pending_pods_placed_or_refused(busy: list[dict]) -> None:
     assert too_big["busy-general-a"] == too_big["busy-highmem-c"] == ["Insufficient cpu"]
     assert verdicts(pod("sched-lab", "too-much-memory"), busy)["busy-highmem-c"] == ["Insufficient memory"]
     for refused in ("too-much-cpu", "no-nvme", "wants-a-gpu"):
-        for name, node in nodes.items():
+        for name in nodes:
             assert verdicts(pod("sched-lab", refused), busy)[name], (refused, name)
 
 

@@ -91,7 +91,7 @@ def test_field_selector_errors(text: str, message: str) -> None:
 
 
 def test_field_label_not_supported() -> None:
-    fn, supported, aliases = FIELD_SETS["pods"]
+    _fn, supported, aliases = FIELD_SETS["pods"]
     sel = parse_field_selector("spec.nodeName=n,foo.bar=baz")
     with pytest.raises(SelectorError) as info:
         sel.check_supported(supported, aliases)

@@ -48,19 +48,20 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
+from pydantic import ValidationError
+
+from observatory.lab.scenarios.header import HEADER_KIND, ScenarioHeader, header_problem
 
 __all__ = ["ScenarioError", "ScenarioInfo", "list_scenarios", "load_scenario", "register_generator"]
 
 SCENARIO_DIR = Path(__file__).resolve().parent
 """Where the shipped ``*.yaml`` scenarios live (inside the installed package)."""
 
-HEADER_KIND = "Scenario"
-_HEADER_KEYS = ("kind", "description", "extends")
 _CLUSTER_SCOPED = frozenset({"Namespace", "Node"})
 _ORDER = {"Namespace": 0, "Node": 1}
 _SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "selfLink", "managedFields")
@@ -302,22 +303,16 @@ def _read_header(path: Path) -> dict[str, Any] | None:
     return _check_header(path, first) if _is_header(first) else None
 
 
-def _is_header(doc: Any) -> bool:
+def _is_header(doc: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(doc, dict) and doc.get("kind") == HEADER_KIND and "apiVersion" not in doc
 
 
 def _check_header(path: Path, header: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(str(k) for k in header if k not in _HEADER_KEYS)
-    if unknown:
-        raise ScenarioError(path, f"the Scenario header has unknown field(s) {', '.join(unknown)}; "
-                                  f"allowed are kind, description and extends.", 1)
-    description = header.get("description")
-    if not isinstance(description, str) or not description.strip() or "\n" in description.strip():
-        raise ScenarioError(path, "the Scenario header needs a one-line text 'description'.", 1)
-    extends = header.get("extends")
-    if "extends" in header and (not isinstance(extends, str) or not extends.strip()):
-        raise ScenarioError(path, "'extends' must name one scenario (a name or a file path).", 1)
-    return {k: v.strip() for k, v in header.items()}
+    try:
+        checked = ScenarioHeader.model_validate(header)
+    except ValidationError as exc:
+        raise ScenarioError(path, header_problem(exc), 1) from None
+    return checked.model_dump(exclude_unset=True)
 
 
 # --- checks -------------------------------------------------------------------------------------------------------

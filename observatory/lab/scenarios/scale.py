@@ -161,10 +161,11 @@ class _Cluster:
         states = [state for state, count in state_counts(m).items() for _ in range(count)]
         rng.shuffle(states)
         namespaces = rng.choices(TEAM_NAMESPACES, cum_weights=_NAMESPACE_CUM_WEIGHTS, k=m)
-        apps = [_JOB if state == "succeeded" else rng.choice(_APPS[ns]) for state, ns in zip(states, namespaces)]
+        apps = [_JOB if state == "succeeded" else rng.choice(_APPS[ns])
+                for state, ns in zip(states, namespaces, strict=True)]
         requests = [None if rng.random() < 0.1 else rng.choice(_REQUESTS) for _ in range(m)]
         shapes = rng.choices(range(len(SHAPES)), cum_weights=_SHAPE_CUM_WEIGHTS, k=n)
-        factor = self._factor(shapes, [r for s, r in zip(states, requests) if s == "running"])
+        factor = self._factor(shapes, [r for s, r in zip(states, requests, strict=True) if s == "running"])
         cpus = [SHAPES[shape][1] * factor for shape in shapes]
         max_pods = 110 * factor
         nodes = self._place(states, requests, cpus, max_pods)
@@ -174,7 +175,7 @@ class _Cluster:
         docs.extend(self._node(i, shapes[i], cpus[i], max_pods, cidr_bits) for i in range(n))
         next_host = [0] * n
         hosts = (1 << cidr_bits) - 3
-        for state, ns, app, req, node in zip(states, namespaces, apps, requests, nodes):
+        for state, ns, app, req, node in zip(states, namespaces, apps, requests, nodes, strict=True):
             pod = self._pod(state, ns, app, req, node)
             if node is not None:
                 # hosts 2 .. size-2 of the node's CIDR; finished pods gave theirs back, so addresses may come round
@@ -203,7 +204,7 @@ class _Cluster:
         free_pods = [max_pods] * n
         draws = iter(self.rng.choices(range(n), weights=cpus, k=sum(s in ("running", "succeeded") for s in states)))
         nodes: list[int | None] = []
-        for state, req in zip(states, requests):
+        for state, req in zip(states, requests, strict=True):
             if state == "succeeded":  # a finished pod holds nothing
                 nodes.append(next(draws))
                 continue

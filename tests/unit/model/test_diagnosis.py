@@ -31,7 +31,8 @@ def pod(name: str = "p", *, node: str = "", phase: str = "Pending", scheduler: s
 
 
 def node(name: str, ready: str = "True") -> NodeView:
-    return NodeView.from_api({"metadata": {"name": name}, "status": {"conditions": [{"type": "Ready", "status": ready}]}})
+    return NodeView.from_api({"metadata": {"name": name},
+                              "status": {"conditions": [{"type": "Ready", "status": ready}]}})
 
 
 def event(reason: str, message: str, source: str = "default-scheduler", seconds_ago: int = 5, count: int = 1,
@@ -41,7 +42,8 @@ def event(reason: str, message: str, source: str = "default-scheduler", seconds_
                                "involvedObject": {"kind": "Pod", "namespace": "team", "name": name,
                                                   "uid": f"uid-{name}"},
                                "reason": reason, "message": message, "reportingComponent": source,
-                               "eventTime": at, "series": {"count": count, "lastObservedTime": at} if count > 1 else None})
+                               "eventTime": at,
+                               "series": {"count": count, "lastObservedTime": at} if count > 1 else None})
 
 
 def lease(holder: str = "control-plane_1f2e", renewed_ago: float = 3, duration: int = 15) -> LeaseView:

@@ -144,7 +144,7 @@ def test_simulator_annotations_replace_the_prediction():
 
 
 def test_bind_warnings_name_taints_resources_and_selector():
-    state = state_with(CLUSTER + [node("gpu", **{"nvidia.com/gpu": "1"})],
+    state = state_with([*CLUSTER, node("gpu", **{"nvidia.com/gpu": "1"})],
                        [pod("p", extra={"nvidia.com/gpu": "2"}), pod("sel", nodeSelector={"disktype": "ssd"})])
     assert state.bind_warnings("default/p", "tainted") == [
         "node tainted has taint dedicated=gpu:NoSchedule, which the pod does not tolerate: a hand-bind ignores that, "

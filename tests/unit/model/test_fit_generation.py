@@ -1,4 +1,4 @@
-"""ClusterState.fit_generation: the node-fit preview is reused while nothing it reads changed (issue 8: under churn
+"""ClusterState.fit_generation: the node-fit preview is reused while nothing it reads changed (under churn
 the Why pane no longer recomputes every node's fit on every repaint)."""
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""observatory.model stays pure: no async, HTTP or UI modules, even after building records and applying deltas.
-
-(Quantities are parsed by the sync ``kubernetes`` package, loaded lazily by observatory.scheduling; that is allowed.)
-"""
+"""observatory.model stays pure: no async, HTTP or UI modules, even after building records and applying deltas."""
 
 from __future__ import annotations
 

@@ -183,7 +183,7 @@ def test_bad_exchange_fields_are_recording_errors():
         with pytest.raises(RecordingError, match=f"^line 4: exchange: {expected}"):
             decode_line(json.dumps(bad), number=4)
     missing = {k: v for k, v in good.items() if k != "sentAt"}
-    with pytest.raises(RecordingError, match="^line 7: exchange: 'sentAt' is missing$"):
+    with pytest.raises(RecordingError, match=r"^line 7: exchange: 'sentAt' is missing$"):
         read_recording([encode_header(header())] + [""] * 5 + [json.dumps(missing)])
 
 

@@ -83,9 +83,11 @@ def test_pending_rows_of_busy(busy):
     }
     by_key = {k: (s, b, d) for k, s, b, d in got}
     assert by_key["sched-lab/for-nobody"] == ("no scheduler has looked", None, False)
-    assert by_key["team-data/bulk-import-2x9fd"][0] == "SchedulingGated: example.com/quota-check, example.com/data-ready"
+    assert by_key["team-data/bulk-import-2x9fd"][0] == ("SchedulingGated: example.com/quota-check, "
+                                                          "example.com/data-ready")
     assert by_key["default/pinned-to-missing-node"][0] == "bound to missing node busy-general-d"
-    assert by_key["team-web/frontend-84d6c9b7f5-l5wq9"][0] == "bound to busy-general-a, kubelet reports ImagePullBackOff"
+    assert by_key["team-web/frontend-84d6c9b7f5-l5wq9"][0] == ("bound to busy-general-a, "
+                                                                 "kubelet reports ImagePullBackOff")
     assert by_key["sched-lab/too-much-cpu"][0].startswith("0/8 nodes: 4 too little cpu, ")
     cpu = load(busy).diagnosis("sched-lab/too-much-cpu")
     assert "FailedScheduling: " + cpu.raw_message == TOO_MUCH_CPU
@@ -174,7 +176,7 @@ def replay(rec: lab_json.Recording, clock: Clock, state: ClusterState | None = N
 def test_manual_binding_timeline_is_empty_then_set_with_nothing_between():
     rec = lab_json.manual_binding()
     # A write that changes none of nodeName, phase, STATUS (a label) right after the bind is not a frame.
-    rv, type_, kind, bound = rec.changes[0]
+    rv, _type, _kind, bound = rec.changes[0]
     labelled = copy.deepcopy(bound)
     labelled["metadata"]["labels"] = {"seen": "yes"}
     labelled["metadata"]["resourceVersion"] = rv + "0"
@@ -327,7 +329,7 @@ def test_placement_of_busy(busy):
 
 
 def test_placement_of_an_unchanged_node_is_the_same_object_and_a_changed_one_is_new(busy):
-    """issue 8: the nodes pane finds what changed by identity, so placement() hands back the same NodePlacement for
+    """The nodes pane finds what changed by identity, so placement() hands back the same NodePlacement for
     every node a delta did not touch."""
     state = load(busy)
     before = {p.node.name: p for p in state.placement()}
@@ -406,7 +408,7 @@ def test_indexes_agree_with_a_fresh_relist_after_random_deltas(busy):
             del current[key]
             continue
         if action < 0.5:
-            pod["spec"]["nodeName"] = rng.choice(nodes + [""])
+            pod["spec"]["nodeName"] = rng.choice([*nodes, ""])
         elif action < 0.8:
             pod.setdefault("status", {})["phase"] = rng.choice(["Pending", "Running", "Succeeded", "Failed"])
         else:

@@ -243,7 +243,7 @@ def test_truncated_message_keeps_what_is_there():
     whole = tuple(R(1, f"node(s) had taint {{node-{i:03d}: }}, that the pod didn't tolerate", "taint",
                     key=f"node-{i:03d}", value="") for i in range(1, 16))
     cut = R(1, "node(s) had taint {node-016: }", "taint", key="node-016", value="")
-    p = check(TRUNCATED_500, recognized=True, available=0, total=500, reasons=whole + (cut,), truncated=True)
+    p = check(TRUNCATED_500, recognized=True, available=0, total=500, reasons=(*whole, cut), truncated=True)
     assert summary(p) == ("0/500 nodes: 1 untolerated taint node-001, 1 untolerated taint node-002, "
                           "1 untolerated taint node-003, 1 untolerated taint node-004, +12 more …")
 
@@ -596,7 +596,7 @@ def test_pathological_inputs_are_fast_and_safe():
 
 
 def test_an_equal_message_is_parsed_once_and_each_result_holds_its_own_input():
-    """issue 8: under churn a pod's FailedScheduling event repeats with the same message, and many pods share one.
+    """Under churn a pod's FailedScheduling event repeats with the same message, and many pods share one.
     The parse is cached by text; ``raw`` is still the very string passed in."""
     _parse.cache_clear()
     first = "".join(["0/3 nodes are available: ", "3 Insufficient cpu."])

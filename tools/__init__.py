@@ -1,0 +1,1 @@
+"""Maintainers' scripts: generators for the data files observatory ships."""
