@@ -209,6 +209,7 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
     from observatory.kube.connect import ConnectError, check_reachable, connect, find_kubeconfig, in_cluster
     from observatory.kube.source import ClusterSource
     from observatory.lab.server import LabError
+    from observatory.scheduler.host import InProcessScheduler
     from observatory.ui.app import ObservatoryApp
     from observatory.ui.themes import theme_problem
 
@@ -251,6 +252,8 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
             else:
                 namespace = args.namespace or connection.namespace
             source = ClusterSource(connection, namespace=namespace, lab=lab is not None, read_only=args.read_only)
+            # r runs observatory's scheduler over this connection; not in a recording (a replay could not redo it).
+            scheduler = None if args.record else InProcessScheduler(source)
             if args.record:
                 from observatory.recorder import RecordingSource
 
@@ -264,7 +267,7 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
                                  recent_seconds=settings.ui.recent_seconds, keymap=settings.ui.keymap,
                                  lease_interval=settings.ui.lease_interval,
                                  theme=settings.ui.theme, keycast=settings.ui.keycast,
-                                 screenshot_dir=settings.ui.screenshot_dir,
+                                 screenshot_dir=settings.ui.screenshot_dir, scheduler=scheduler,
                                  **classroom.app_options(ObservatoryApp, lesson=lesson))
             try:
                 await app.run_async()

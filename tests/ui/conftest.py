@@ -8,20 +8,21 @@ import pytest
 
 from observatory.kube.connect import connect
 from observatory.kube.source import ClusterSource
+from observatory.scheduler.host import InProcessScheduler
 from observatory.ui.app import ObservatoryApp
 
 
 @pytest.fixture
 async def make_app(lab) -> AsyncIterator[Callable[..., Awaitable[ObservatoryApp]]]:
     """``await make_app(read_only=False)``: an ObservatoryApp over the lab's kubeconfig, every namespace, repainting
-    every 50 ms; its connections are closed after the test. A module may define its own ``make_app`` instead."""
+    every 50 ms, able to run a scheduler (``r``); its connections are closed after the test. A module may define its own ``make_app`` instead."""
     sources = []
 
     async def make(*, read_only: bool = False) -> ObservatoryApp:
         connection = await connect(str(lab.kubeconfig_path), "observatory-lab", None)
         source = ClusterSource(connection, namespace=None, lab=True, read_only=read_only)
         sources.append(source)
-        return ObservatoryApp(source, refresh_interval=0.05)
+        return ObservatoryApp(source, refresh_interval=0.05, scheduler=InProcessScheduler(source))
 
     yield make
     for source in sources:

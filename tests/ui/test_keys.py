@@ -19,12 +19,12 @@ async def test_namespace_chooser_and_all_namespaces_toggle():
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot)
         await pilot.press("n", *"sched", "enter")
-        await until(pilot, lambda: app.source.namespace == "sched-lab")
+        await until(pilot, lambda: app.main.source.namespace == "sched-lab")
         assert "scope sched-lab" in str(app.query_one("#header").render())
         await pilot.press("a")
-        await until(pilot, lambda: app.source.namespace is None)
+        await until(pilot, lambda: app.main.source.namespace is None)
         await pilot.press("a")
-        await until(pilot, lambda: app.source.namespace == "sched-lab")
+        await until(pilot, lambda: app.main.source.namespace == "sched-lab")
 
 
 async def test_filter_narrows_the_pending_pods_and_escape_clears_it():
@@ -34,10 +34,10 @@ async def test_filter_narrows_the_pending_pods_and_escape_clears_it():
         await pilot.press("slash", *"nothing-matches")
         await until(pilot, lambda: len(app.query_one(PendingPodsPane).rows) == 0)
         # the selected pod is hidden, so nothing is selected: b must not bind a pod the user cannot see
-        await until(pilot, lambda: app.selected is None)
+        await until(pilot, lambda: app.main.selected is None)
         await pilot.press("escape")
         await until(pilot, lambda: len(app.query_one(PendingPodsPane).rows) == 1)
-        await until(pilot, lambda: app.selected == "sched-lab/manual")
+        await until(pilot, lambda: app.main.selected == "sched-lab/manual")
 
 
 async def test_tab_moves_between_panes():
@@ -68,13 +68,13 @@ async def test_binding_a_bound_pod_warns_and_n_sends_nothing():
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot)
         await pilot.press("b", *"worker", "enter")
-        await until(pilot, lambda: len(app.exchanges) == 1)
+        await until(pilot, lambda: len(app.main.exchanges) == 1)
         await pilot.press("b", *"control", "enter")
         await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmScreen")
         assert "already assigned to pair-worker: the API server will refuse" in app.screen.warnings
         await pilot.press("n")
         await until(pilot, lambda: app.screen.__class__.__name__ != "ConfirmScreen")
-        assert len(app.exchanges) == 1
+        assert len(app.main.exchanges) == 1
 
 
 async def test_keys_can_be_remapped_by_binding_id():
@@ -82,7 +82,7 @@ async def test_keys_can_be_remapped_by_binding_id():
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot)
         await pilot.press("B", *"worker", "enter")
-        await until(pilot, lambda: len(app.exchanges) == 1)
+        await until(pilot, lambda: len(app.main.exchanges) == 1)
 
 
 async def test_q_quits():

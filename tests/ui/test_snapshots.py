@@ -39,7 +39,7 @@ async def select_manual(pilot) -> None:
     app = pilot.app
     await until(pilot, lambda: "sched-lab/manual" in app.query_one("#pending").rows)
     app.query_one("#pending").select("sched-lab/manual")
-    await until(pilot, lambda: app.selected == "sched-lab/manual" and app.state.timeline("sched-lab/manual"))
+    await until(pilot, lambda: app.main.selected == "sched-lab/manual" and app.main.state.timeline("sched-lab/manual"))
 
 
 async def select_refused(pilot) -> None:
@@ -47,14 +47,14 @@ async def select_refused(pilot) -> None:
     app = pilot.app
     await until(pilot, lambda: "sched-lab/too-much-cpu" in app.query_one("#pending").rows)
     app.query_one("#pending").select("sched-lab/too-much-cpu")
-    await until(pilot, lambda: app.selected == "sched-lab/too-much-cpu"
+    await until(pilot, lambda: app.main.selected == "sched-lab/too-much-cpu"
                 and app.query_one("#why").fit_text("pair-worker"))
 
 
 async def bind_worker(pilot) -> None:
     await select_manual(pilot)
     await pilot.press("b", *"worker", "enter")
-    await until(pilot, lambda: len(pilot.app.exchanges) == 1 and pilot.app.state.recently_bound())
+    await until(pilot, lambda: len(pilot.app.main.exchanges) == 1 and pilot.app.main.state.recently_bound())
 
 
 async def bind_twice(pilot) -> None:
@@ -62,7 +62,7 @@ async def bind_twice(pilot) -> None:
     await pilot.press("b", *"control", "enter")
     await until(pilot, lambda: pilot.app.screen.__class__.__name__ == "ConfirmScreen")
     await pilot.press("y")
-    await until(pilot, lambda: len(pilot.app.exchanges) == 2)
+    await until(pilot, lambda: len(pilot.app.main.exchanges) == 2)
 
 
 def test_start_120x40(snap_compare):

@@ -33,7 +33,7 @@ async def select(pilot, key: str) -> None:
     app = pilot.app
     await until(pilot, lambda: key in app.query_one("#pending").rows)
     app.query_one("#pending").select(key)
-    await until(pilot, lambda: app.selected == key)
+    await until(pilot, lambda: app.main.selected == key)
 
 
 async def test_the_lease_holder_is_shown_for_a_default_scheduler_pod_nobody_looked_at():
@@ -80,7 +80,7 @@ async def test_an_unreadable_lease_is_said_so():
 async def test_why_pane_follows_the_selection_and_says_when_nothing_is_selected():
     app = ObservatoryApp(RecordedSource(pods=False), clock=frozen_clock, refresh_interval=0.05)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.state.nodes)
+        await until(pilot, lambda: app.main.state.nodes)
         assert why_text(app) == "Select a pod in the pending pods pane to see why it is pending."
         assert app.query_one(WhyPane).border_title == "Why (select a pod)"
 
@@ -99,7 +99,7 @@ async def test_m_shows_that_there_is_no_message_and_escape_closes():
 async def test_m_with_nothing_selected_says_so():
     app = ObservatoryApp(RecordedSource(pods=False), clock=frozen_clock, refresh_interval=0.05)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.state.nodes)
+        await until(pilot, lambda: app.main.state.nodes)
         await pilot.press("m")
         await until(pilot, lambda: any("Select a pod" in n.message for n in app._notifications))
         assert not isinstance(app.screen, RawMessageScreen)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 
 from rich.text import Text
@@ -17,15 +18,16 @@ _STATE_STYLE = {"live": "green", "connecting": "yellow", "resyncing": "yellow", 
 class HeaderBar(Static):
     """Two lines: ``[LAB] [READ-ONLY] context · server`` and ``scope … · pods live · nodes live · events live``,
     followed, while a watch is stale or forbidden, by the first such watch's reason (``· The watch of pods
-    sent nothing …``: the detail names its watch)."""
+    sent nothing …``: the detail names its watch). With ``kubeconfig`` (the embedded lab's), the first line ends
+    with ``· export KUBECONFIG=<path>``, so kubectl in another terminal reaches the same cluster."""
 
     DEFAULT_CSS = "HeaderBar { height: 2; }"
 
     scheduler: Text | None = None
-    """The in-process scheduler's badge (ui/scheduler_flow.py), after the LAB / READ-ONLY badges; None: none runs."""
+    """The in-process scheduler's badge (ui/scheduler.py), after the LAB / READ-ONLY badges; None: none runs."""
 
     def show(self, *, context: str, server: str, namespace: str | None, lab: bool, read_only: bool,
-             watches: Mapping[str, WatchState]) -> None:
+             watches: Mapping[str, WatchState], kubeconfig: str | None = None) -> None:
         line = Text(no_wrap=True, overflow="ellipsis")
         if lab:
             line.append(" LAB ", style="bold black on yellow")
@@ -39,6 +41,9 @@ class HeaderBar(Static):
         line.append(context, style="bold")
         line.append(" · ", style="dim")
         line.append(server, style="dim")
+        if kubeconfig:
+            line.append(" · ", style="dim")
+            line.append(f"export KUBECONFIG={shlex.quote(kubeconfig)}", style="bold")
         states = Text(no_wrap=True, overflow="ellipsis")
         states.append("scope ")
         states.append(namespace if namespace else "all namespaces", style="bold cyan")

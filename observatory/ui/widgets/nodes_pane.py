@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -64,10 +64,10 @@ class NodesPane(VerticalScroll):
         super().__init__(*args, **kwargs)
         self._blocks: dict[str, Static] = {}
 
-    def show(self, placement: list[NodePlacement], selected: str | None, orphans: list[PodView] = (),
+    def show(self, placement: list[NodePlacement], selected: str | None, orphans: Sequence[PodView] = (),
              render_missing: Callable[[str, list[PodView], str | None], Text] = render_orphans) -> None:
         """``render_missing`` draws the pods of a node not in ``placement`` (default: a missing node; with nodes
-        forbidden, a node known only by name: permissions_flow.py)."""
+        forbidden, a node known only by name: permissions.py)."""
         if show_as_lines(self, placement, selected, orphans, render_missing):  # past 100 blocks: node_lines.py
             return
         wanted: dict[str, Text] = {p.node.name: render_node(p, selected) for p in placement}

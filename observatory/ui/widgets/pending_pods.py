@@ -65,7 +65,7 @@ class PendingPodsPane(RowList):
         its ``selected`` may still name the pod before, and following it would undo the move."""
         shown = (filter_text, selected)
         if rows == self._rows_shown and shown == self._shown and self._ages_until and now < self._ages_until:
-            return  # the same row objects and no AGE due to change: nothing to repaint (list == compares identity first)
+            return  # the same row objects and no AGE due to change: nothing to repaint (== compares identity first)
         self._rows_shown, self._shown = rows, shown
         current = self.cursor_key or selected
         wanted = {}
@@ -88,7 +88,7 @@ class PendingPodsPane(RowList):
         if current and current == selected and not filter_text and current not in wanted and current in self.rows:
             wanted[current] = self.get_row(current)  # left the list while selected: keep it in view
         self.set_rows(wanted)
-        if current in self.rows:
+        if current is not None and current in self.rows:
             self.select(current)
 
     def cursor_moved(self, key: str | None) -> None:
