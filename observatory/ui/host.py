@@ -42,6 +42,26 @@ class Panes:
     filter: Input
     lesson: LessonPane | None
 
+    @classmethod
+    def build(cls, *, lesson: bool) -> Panes:
+        """The panes, with their ids (styles/app.tcss lays them out by id); the lesson pane only for a lesson."""
+        from textual.widgets import Input
+
+        from observatory.ui.widgets.events_pane import EventsPane
+        from observatory.ui.widgets.exchange_pane import ExchangePane
+        from observatory.ui.widgets.header_bar import HeaderBar
+        from observatory.ui.widgets.lesson_pane import LessonPane
+        from observatory.ui.widgets.nodes_pane import NodesPane
+        from observatory.ui.widgets.pending_pods import PendingPodsPane
+        from observatory.ui.widgets.timeline_pane import TimelinePane
+        from observatory.ui.widgets.why_pane import WhyPane
+
+        return cls(header=HeaderBar(id="header"), pending=PendingPodsPane(id="pending"), why=WhyPane(id="why"),
+                   nodes=NodesPane(id="nodes"), exchange=ExchangePane(id="exchange"), events=EventsPane(id="events"),
+                   timeline=TimelinePane(id="timeline"),
+                   filter=Input(placeholder="filter pending pods by namespace/name", id="filter"),
+                   lesson=LessonPane(id="lesson") if lesson else None)
+
 
 class Notifier(Protocol):
     """Notifications, markup off unless asked for (they quote server messages and names users typed)."""

@@ -22,7 +22,7 @@ from observatory.ui.areas import Area
 from observatory.ui.host import Notifier
 from observatory.ui.widgets.lesson_pane import LessonView
 
-__all__ = ["LessonController", "LessonHost", "make_lesson_run"]
+__all__ = ["LessonController", "LessonHost", "TranscriptExporter", "make_lesson_run"]
 
 
 def make_lesson_run(lesson: Lesson | None, source: Source) -> LessonRun | None:
@@ -48,17 +48,21 @@ class LessonHost(Notifier, Protocol):
 
     def now(self) -> datetime: ...
 
+
+class TranscriptExporter(Protocol):
+    """The transcript export (``e``, :class:`~observatory.ui.teaching.TeachingController`)."""
+
     def export_transcript(self, path: Path | None = None,
                           lesson: LessonProgress | None = None) -> tuple[Path, Path] | None:
-        """The transcript export (``e``); None after notifying why it was not written."""
+        """Both paths written, or None after notifying why they were not."""
         ...
 
 
 class LessonController:
     """The lesson's checks and the transcript at the end."""
 
-    def __init__(self, host: LessonHost, run: LessonRun) -> None:
-        self.host, self.run = host, run
+    def __init__(self, host: LessonHost, run: LessonRun, transcripts: TranscriptExporter) -> None:
+        self.host, self.run, self.transcripts = host, run, transcripts
         self.transcript = ""
         """Where the transcript went once the lesson was done (or why it did not)."""
         self._inputs: tuple[int, int] | None = None
@@ -96,7 +100,7 @@ class LessonController:
         if host.replaying:  # on the recorded clock: the live run's transcript has the same name
             live = default_transcript_path(host.now())
             path = live.with_name(f"{live.stem}-replay{live.suffix}")
-        written = host.export_transcript(path, lesson=self.run.progress())
+        written = self.transcripts.export_transcript(path, lesson=self.run.progress())
         if written is None:
             self.transcript = "The transcript could not be written (the notification says why); e tries again."
         else:

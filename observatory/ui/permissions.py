@@ -23,34 +23,17 @@ from rich.text import Text
 
 from observatory.model.access import NODE_DETAILS_FORBIDDEN, AccessReview, scope_fallback_notice
 from observatory.model.deltas import FORBIDDEN
-from observatory.model.records import PodView
 from observatory.model.source import AccessReviewer, Source
 from observatory.model.state import ClusterState
 from observatory.ui.host import Notifier
 from observatory.ui.widgets.exchange_pane import EMPTY_HINT
 
-__all__ = ["BIND", "FALLBACK_KINDS", "PermissionsController", "PermissionsHost", "named_node_options",
-           "render_named_node"]
+__all__ = ["BIND", "FALLBACK_KINDS", "PermissionsController", "PermissionsHost", "named_node_options"]
 
 FALLBACK_KINDS = ("pods", "events")
 """Namespaced kinds whose 403 across every namespace makes the screen fall back to one namespace."""
 BIND = ("create", "pods", "binding")
 """What a Binding needs: ``create`` on ``pods/binding``."""
-
-
-def render_named_node(name: str, pods: list[PodView], selected: str | None) -> Text:
-    """A node known only from its pods' ``spec.nodeName``: its name, the mark, the requests of its pods, the pods."""
-    live = [p for p in pods if not p.terminal]
-    out = Text()
-    out.append(name, style="bold")
-    out.append(f"  {NODE_DETAILS_FORBIDDEN}", style="magenta")
-    out.append(f"  pods {len(live)}, requests cpu {sum(p.cpu_request_milli for p in live)}m", style="dim")
-    for pod in pods:
-        out.append(f"\n{'▶ ' if pod.key == selected else '  '}")
-        out.append(pod.key, style="bold" if pod.key == selected else "")
-        out.append("  ")
-        out.append(pod.status)
-    return out
 
 
 def named_node_options(state: ClusterState) -> list[tuple[str, Text]]:

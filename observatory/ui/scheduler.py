@@ -170,9 +170,9 @@ class SchedulerScreenHost(Asker, Protocol):
 
     def cancel_scheduler_worker(self) -> None: ...
 
-    def every(self, interval: float, callback: Callable[[], None]) -> Timer: ...
+    def set_interval(self, interval: float, callback: Callable[[], object] | None = None) -> Timer: ...
 
-    def focus_after_refresh(self, widget: Widget) -> None: ...
+    def call_after_refresh(self, callback: Callable[[], object]) -> bool: ...
 
 
 class SchedulerController:
@@ -252,7 +252,7 @@ class SchedulerController:
         self._decisions_shown = self._unshown_exchanges = 0
         self.why_instead = False
         self._show_pane(True)
-        self._timer = host.every(self.refresh_interval, self.show)
+        self._timer = host.set_interval(self.refresh_interval, self.show)
         host.run_scheduler_worker(run)
         self.show()
 
@@ -377,7 +377,7 @@ class SchedulerController:
         why.display = not decisions
         why.border_subtitle = "w: the scheduler's decisions" if running and not decisions else None
         if moving_focus:
-            self.host.focus_after_refresh(panes[0] if decisions and panes else why)
+            self.host.call_after_refresh((panes[0] if decisions and panes else why).focus)
 
 
 async def aclose(stream: AsyncIterator[SchedulingDecision]) -> None:

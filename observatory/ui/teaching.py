@@ -1,5 +1,6 @@
 """Teaching: :class:`TeachingController` keeps the equivalent commands of each Binding (``c``), the lab transcript
-(``e``) and screenshots (``s``); the app keeps the display themes and the key-cast overlay.
+(``e``), screenshots (``s``) and the embedded lab's kubeconfig (in the header, to follow along with kubectl); the app
+keeps the display themes and the main screen the key-cast overlay.
 
 Every Binding becomes a :class:`~observatory.model.transcript.BindRecord`: the pod as it was when the Binding was
 sent (taken when the Binding is sent, :class:`~observatory.ui.binding.BindingResponded` carries it), the exchange,
@@ -11,6 +12,7 @@ through :func:`~observatory.model.transcript.redact` with the source's secrets.
 
 from __future__ import annotations
 
+import shlex
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -66,6 +68,7 @@ class TeachingController:
         self.screenshot_dir = Path(screenshot_dir).expanduser()
         self.started = host.now()
         """When the transcript's session started."""
+        self._kubeconfig_of: tuple[Source | None, str | None] = (None, None)
 
     # -- bind records ----------------------------------------------------------------------------------------------
 
@@ -95,6 +98,30 @@ class TeachingController:
             if pod is None or pod.node_name != record.before.node_name:
                 self.bind_records[index] = record.with_after(self.snapshot(record.exchange.pod))
                 self._awaiting_after.discard(index)
+
+    # -- the embedded lab's kubeconfig ----------------------------------------------------------------------------
+
+    def kubeconfig_export(self) -> str | None:
+        """The embedded lab's kubeconfig for the header's ``export KUBECONFIG=…``. Not while recording: a
+        recording's screen is what its replay shows, and a replay has no kubeconfig (:meth:`show_kubeconfig` says
+        it in a recording too)."""
+        source = self.host.source
+        if source is not self._kubeconfig_of[0]:
+            recording = source.capabilities().keys is not None
+            path = source.commands_context().kubeconfig if source.lab and not recording else None
+            self._kubeconfig_of = (source, path)
+        return self._kubeconfig_of[1]
+
+    def show_kubeconfig(self) -> None:
+        """The palette's *Kubeconfig*: the line to paste into another terminal, to follow along with kubectl."""
+        source = self.host.source
+        path = source.commands_context().kubeconfig if source.lab else None
+        if path is None:
+            self.host.notify("This screen is not on an embedded lab it started: kubectl uses your own kubeconfig.",
+                             title="Kubeconfig")
+        else:
+            self.host.notify(f"export KUBECONFIG={shlex.quote(path)}", title="Kubeconfig: follow along with kubectl",
+                             timeout=30)
 
     # -- c: the equivalent commands --------------------------------------------------------------------------------
 

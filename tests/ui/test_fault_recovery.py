@@ -29,7 +29,7 @@ from observatory.lab.simulation.events import EventWriter
 from observatory.model.deltas import Relisted
 from observatory.model.state import ClusterState
 from observatory.ui.app import ObservatoryApp
-from observatory.ui.screens.main import with_selected_row
+from observatory.ui.widgets.pending_pods import with_selected_row
 from observatory.ui.widgets.header_bar import HeaderBar
 from observatory.ui.widgets.nodes_pane import NodesPane, render_node, render_orphans
 from observatory.ui.widgets.pending_pods import PendingPodsPane

@@ -12,62 +12,50 @@ controllers with typed hosts (:mod:`observatory.ui.scope`, :mod:`.permissions <o
 from __future__ import annotations
 
 import asyncio
-import bisect
-import shlex
 import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Grid
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widget import Widget
 from textual.widgets import Footer, Input
 from textual.worker import Worker
 
-from observatory.model.access import NODE_DETAILS_FORBIDDEN
 from observatory.model.lessons import Lesson
 from observatory.model.records import BindingExchange
-from observatory.model.rows import pending_row
 from observatory.model.source import AccessReviewer, Source
-from observatory.model.state import ClusterState, PendingRow
-from observatory.model.transcript import LessonProgress
+from observatory.model.state import ClusterState
 from observatory.scheduler.host import SchedulerHost
 from observatory.ui.areas import ALL, SELECTION, Area
 from observatory.ui.binding import BindController, BindingResponded, BindRequested
 from observatory.ui.heap import settle_after, settle_after_repaint
 from observatory.ui.host import Panes, report_worker_failure
+from observatory.ui.keys import EXTRA_KEYS, MAIN_BINDINGS
 from observatory.ui.lesson import LessonController, make_lesson_run
 from observatory.ui.palette import ObservatoryCommands
-from observatory.ui.permissions import PermissionsController, render_named_node
+from observatory.ui.permissions import PermissionsController
 from observatory.ui.scheduler import SchedulerController, SchedulerRun
 from observatory.ui.scope import ScopeController
 from observatory.ui.screens.help import HelpScreen
 from observatory.ui.screens.raw_message import RawMessageScreen
 from observatory.ui.teaching import TeachingController
 from observatory.ui.why import WhyController
-from observatory.ui.widgets.events_pane import EventsPane
-from observatory.ui.widgets.exchange_pane import ExchangePane
-from observatory.ui.widgets.header_bar import HeaderBar
 from observatory.ui.widgets.keycast import KeyCastBar
-from observatory.ui.widgets.lesson_pane import LessonPane
-from observatory.ui.widgets.nodes_pane import NodesPane
-from observatory.ui.widgets.pending_pods import PendingPodsPane
+from observatory.ui.widgets.pending_pods import PendingPodsPane, with_selected_row
 from observatory.ui.widgets.permissions_banner import PermissionsBanner
-from observatory.ui.widgets.timeline_pane import TimelinePane
-from observatory.ui.widgets.why_pane import WhyPane
 
 if TYPE_CHECKING:
     from observatory.ui.replay_keys import ReplayKeys
 
-__all__ = ["MIN_FRAME_GAP", "YIELD_EVERY", "MainScreen", "with_selected_row"]
+__all__ = ["MIN_FRAME_GAP", "YIELD_EVERY", "MainScreen"]
 
 T = TypeVar("T")
 
@@ -76,50 +64,12 @@ YIELD_EVERY = 32
 MIN_FRAME_GAP = 1 / 60
 """The shortest gap between two repaints of changes, in seconds: Textual draws the screen at most 60 times a
 second."""
-EXTRA_KEYS = [Binding("up,down,pageup,pagedown,home,end", "", "move in the focused pane"),
-              Binding("left,right", "", "in a table cut with …: scroll its columns sideways"),
-              Binding("enter", "", "in a chooser: pick the highlighted entry"),
-              Binding("y,n", "", "in a warning: send the Binding anyway / don't"),
-              Binding("ctrl+p", "", "command palette: maximize the focused pane, change theme, "
-                                    "toggle the key-cast overlay, quit")]
-"""Keys of the panes and modals, for the help screen."""
-
-
-def with_selected_row(state: ClusterState, selected: str | None) -> list[PendingRow]:
-    """The pending rows, plus the selected pod's at its place when it is no longer pending (it keeps its row while
-    selected, showing where it is now: running, say, after a bind)."""
-    rows = state.pending()
-    if selected is None or any(row.pod.key == selected for row in rows):
-        return rows
-    diagnosis = state.diagnosis(selected)
-    if diagnosis is None:
-        return rows
-    bisect.insort(rows, pending_row(state.pods[selected], diagnosis), key=lambda row: (row.pod.namespace, row.pod.name))
-    return rows
 
 
 class MainScreen(Screen[None]):
     """The observatory screen over any :class:`Source`."""
 
-    BINDINGS = [
-        Binding("b", "bind", "Bind", id="bind"),
-        Binding("m", "raw_message", "Message", id="raw-message"),
-        Binding("n", "choose_namespace", "Namespace", id="namespace"),
-        Binding("a", "all_namespaces", "All ns", id="all-namespaces"),
-        Binding("slash", "filter", "Filter", id="filter", key_display="/"),
-        Binding("question_mark", "help", "Keys", id="help", key_display="?"),
-        Binding("tab", "app.focus_next", "Next pane", show=False, id="next-pane"),
-        Binding("shift+tab", "app.focus_previous", "Previous pane", show=False, id="previous-pane"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
-        Binding("l", "toggle_lesson", "Lesson", id="lesson"),  # lesson mode only
-        Binding("r", "toggle_scheduler", "Scheduler", show=False, id="scheduler"),
-        Binding("w", "toggle_why_decisions", "While a scheduler runs: Why pane / its decisions", show=False,
-                id="why-or-decisions"),
-        Binding("q", "app.quit", "Quit", id="quit"),
-        Binding("c", "show_commands", "Commands", id="commands"),
-        Binding("e", "transcript", "Transcript", id="transcript"),
-        Binding("s", "screenshot_svg", "Screenshot", show=False, id="screenshot"),  # in ? and the palette
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(MAIN_BINDINGS)
     COMMANDS = {ObservatoryCommands}
 
     selected: reactive[str | None] = reactive(None)
@@ -147,7 +97,6 @@ class MainScreen(Screen[None]):
         self._paced_flush: Timer | None = None  # the one repaint a burst of changes is waiting for
         self._bind_enabled: bool | object | None = object()  # check_action("bind") when the footer was last drawn
         self._highlight_until: datetime | None = None
-        self._kubeconfig_of: tuple[Source | None, str | None] = (None, None)
         self.scope = ScopeController(self)
         self.binding = BindController(self)
         self.permissions = PermissionsController(self)
@@ -155,17 +104,12 @@ class MainScreen(Screen[None]):
         self.scheduler = SchedulerController(self, refresh_interval=refresh_interval)
         self.teaching = TeachingController(self, screenshot_dir=screenshot_dir)
         run = make_lesson_run(lesson, source)
-        self.lesson = LessonController(self, run) if run is not None else None
+        self.lesson = LessonController(self, run, self.teaching) if run is not None else None
 
     # -- layout ----------------------------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        p = self._panes = Panes(header=HeaderBar(id="header"), pending=PendingPodsPane(id="pending"),
-                                why=WhyPane(id="why"), nodes=NodesPane(id="nodes"),
-                                exchange=ExchangePane(id="exchange"), events=EventsPane(id="events"),
-                                timeline=TimelinePane(id="timeline"),
-                                filter=Input(placeholder="filter pending pods by namespace/name", id="filter"),
-                                lesson=LessonPane(id="lesson") if self.lesson is not None else None)
+        p = self._panes = Panes.build(lesson=self.lesson is not None)
         yield p.header
         with Grid(id="panes"):
             yield from (p.pending, p.why, p.nodes)
@@ -280,13 +224,13 @@ class MainScreen(Screen[None]):
         dirty, self._dirty = self._dirty, Area(0)
         p.header.show(context=source.context, server=source.server, namespace=source.namespace, lab=source.lab,
                       read_only=source.read_only, watches=state.watch_states,
-                      kubeconfig=self._kubeconfig())
+                      kubeconfig=self.teaching.kubeconfig_export())
         # Ages and the "just bound" window move with the clock, so pods and nodes repaint on every tick they show.
         kept = self.selected if self.selected in state.pods else None  # a deleted pod does not linger
         p.pending.show(with_selected_row(state, kept), now, self.filter_text, kept)
         expired = self._highlight_until is not None and now >= self._highlight_until
         if dirty & (Area.PODS | Area.NODES) or expired:
-            self._show_nodes(p.nodes)
+            p.nodes.show_state(state, self.selected, source.namespace)
             self._highlight_until = state.recently_bound_expiry()
         if dirty & (Area.EVENTS | Area.PODS):
             p.events.show(state.events_for(self.selected),
@@ -298,38 +242,8 @@ class MainScreen(Screen[None]):
             p.lesson.show(self.lesson.update(dirty, now))
         self.replay.show_state()
         self.permissions.update()
-        self._show_banner(self.permissions.banner_lines())
+        PermissionsBanner.show_under(p.header, self.permissions.banner_lines())
         p.exchange.hint(self.permissions.bind_hint())
-
-    def _kubeconfig(self) -> str | None:
-        """The embedded lab's kubeconfig, for the header's ``export KUBECONFIG=…``. Not while recording: a recording's
-        screen is what its replay shows, and a replay has no kubeconfig (the palette's *Kubeconfig* says it)."""
-        source = self.source
-        if source is not self._kubeconfig_of[0]:
-            recording = source.capabilities().keys is not None
-            path = source.commands_context().kubeconfig if source.lab and not recording else None
-            self._kubeconfig_of = (source, path)
-        return self._kubeconfig_of[1]
-
-    def _show_nodes(self, pane: NodesPane) -> None:
-        """The nodes pane, or, with nodes forbidden, the nodes known from the pods' ``spec.nodeName``."""
-        state, namespace = self.state, self.source.namespace
-        title = f"Nodes (requests of {namespace} pods only)" if namespace else "Nodes"
-        if not state.nodes_forbidden:
-            pane.border_title = title
-            pane.show(state.placement(), self.selected, state.orphans())
-            return
-        pane.border_title = f"{title} · {NODE_DETAILS_FORBIDDEN}"
-        pane.show([], self.selected, state.orphans(), render_missing=render_named_node)
-
-    def _show_banner(self, lines: tuple[str, ...]) -> None:
-        banners = list(self.query(PermissionsBanner))
-        if not banners and not lines:
-            return
-        if not banners:
-            banners = [PermissionsBanner(id="permissions")]
-            self.mount(banners[0], after=self.panes.header)
-        banners[0].show(lines)
 
     def watch_selected(self) -> None:
         """Another pod selected: its Why, fit preview, events, timeline and node are repainted once the screen shows
@@ -398,18 +312,8 @@ class MainScreen(Screen[None]):
     def cancel_scheduler_worker(self) -> None:
         self.workers.cancel_group(self, "scheduler")
 
-    def every(self, interval: float, callback: Callable[[], None]) -> Timer:
-        return self.set_interval(interval, callback)
-
-    def focus_after_refresh(self, widget: Widget) -> None:
-        self.call_after_refresh(widget.focus)
-
     def save_screenshot(self, filename: str | None = None, path: str | None = None) -> str:
         return self.app.save_screenshot(filename=filename, path=path)
-
-    def export_transcript(self, path: Path | None = None,
-                          lesson: LessonProgress | None = None) -> tuple[Path, Path] | None:
-        return self.teaching.export_transcript(path, lesson)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Unexpected failures of this screen's workers (their state reaches this screen only)."""
@@ -477,24 +381,11 @@ class MainScreen(Screen[None]):
         return self.teaching.screenshot_svg()
 
     def action_show_kubeconfig(self) -> None:
-        """The embedded lab's kubeconfig as the line to paste into another terminal, to follow along with kubectl."""
-        path = self.source.commands_context().kubeconfig if self.source.lab else None
-        if path is None:
-            self.notify("This screen is not on an embedded lab it started: kubectl uses your own kubeconfig.",
-                        title="Kubeconfig")
-        else:
-            self.notify(f"export KUBECONFIG={shlex.quote(path)}", title="Kubeconfig: follow along with kubectl",
-                        timeout=30)
+        self.teaching.show_kubeconfig()
 
     def action_toggle_lesson(self) -> None:
-        """``l``: show and focus the lesson pane; when it has the focus, hide it."""
-        pane = self.panes.lesson
-        if pane is None:
-            return
-        showing = not (pane.display and self.focused is pane)
-        pane.display = showing
-        self.app.set_class(showing, "-lesson")
-        (pane if showing else self.panes.pending).focus()
+        if self.panes.lesson is not None:
+            self.app.set_class(self.panes.lesson.toggle(self.panes.pending), "-lesson")
 
     def action_filter(self) -> None:
         self.panes.filter.display = True
@@ -515,5 +406,5 @@ class MainScreen(Screen[None]):
         self.panes.pending.focus()
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen([b for b in self.BINDINGS if isinstance(b, Binding)] + EXTRA_KEYS))
+        self.app.push_screen(HelpScreen([*MAIN_BINDINGS, *EXTRA_KEYS]))
 
