@@ -29,10 +29,9 @@ from observatory.lab.simulation.events import EventWriter
 from observatory.model.deltas import Relisted
 from observatory.model.state import ClusterState
 from observatory.ui.app import ObservatoryApp
-from observatory.ui.widgets.pending_pods import with_selected_row
 from observatory.ui.widgets.header_bar import HeaderBar
 from observatory.ui.widgets.nodes_pane import NodesPane, render_node, render_orphans
-from observatory.ui.widgets.pending_pods import PendingPodsPane
+from observatory.ui.widgets.pending_pods import PendingPodsPane, with_selected_row
 
 REFLECTOR = {"read_timeout": 1.0, "watch_timeout": 2, "backoff_initial": 0.2, "backoff_max": 1.0}
 """Short timeouts so every fault shows within seconds: a watch silent for 1 s is stale, watches end every 2 s (so

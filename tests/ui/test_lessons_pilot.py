@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from observatory.settings import LabSettings
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.confirm import ConfirmScreen
 from observatory.ui.widgets.lesson_pane import LessonPane
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 MANUAL = "sched-lab/manual"
 ALREADY_ASSIGNED = ('Operation cannot be fulfilled on pods/binding "manual": pod manual is already assigned to node '
@@ -55,10 +54,6 @@ async def make_app(lab):
     yield make
     for source in sources:
         await source.close()
-
-
-async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 30.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
 
 
 def ticked(app: ObservatoryApp) -> list[int]:
@@ -171,8 +166,8 @@ async def test_walking_manual_binding_with_keys_ticks_every_step_and_exports_the
         await until(pilot, lambda: ticked(app) == [1, 2, 3, 4], "step 4 (empty then set, and Running)")
         detail = app.main.lesson.run.detail(3)  # what the passing check found
         assert detail.startswith(f"pod {MANUAL}: spec.nodeName <empty> at resourceVersion ")
-        assert detail.endswith(f"then pair-worker at resourceVersion {app.main.state.timeline(MANUAL)[1].resource_version}"
-                               f"; pod {MANUAL}: phase Running")
+        bound_at = app.main.state.timeline(MANUAL)[1].resource_version
+        assert detail.endswith(f"then pair-worker at resourceVersion {bound_at}; pod {MANUAL}: phase Running")
         assert exports == []
 
         await pilot.press("b", *"control", "enter")

@@ -8,9 +8,6 @@ wording, the 403 messages from kube-apiserver's format; none is copied from what
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 from textual.widgets import OptionList
 
@@ -25,9 +22,8 @@ from observatory.ui.widgets.nodes_pane import NodesPane
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.permissions_banner import PermissionsBanner
 from observatory.ui.widgets.why_pane import WhyPane
-from tests.lab.test_rbac import rbac_files, rbac_lab  # noqa: F401 - fixtures
 from tests.ui.fakes import RecordedSource
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 
 @pytest.fixture
@@ -45,10 +41,6 @@ async def app_as(rbac_lab):
     yield make
     for source in sources:
         await source.close()
-
-
-async def until(pilot, check: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
 
 
 def banner(app: ObservatoryApp) -> str:
@@ -142,7 +134,7 @@ async def test_bind_allowed_by_the_access_review_is_offered(app_as):
     app = await app_as("binder")
     async with app.run_test(size=(140, 45)) as pilot:
         await select(pilot, app, "team-a/waiting")
-        await until(pilot, lambda: app.main.source.namespace == "team-a" and "team-a" in (app.main.permissions.access or {}),
+        await until(pilot, lambda: app.main.source.namespace == "team-a" and "team-a" in app.main.permissions.access,
                     "binder's access review")
         assert app.main.permissions.access["team-a"].allowed is True
         assert "Bind" not in banner(app)

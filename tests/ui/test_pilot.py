@@ -7,8 +7,6 @@ The app reaches the lab only through the kube/ layer over HTTP, as it reaches an
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
@@ -17,7 +15,7 @@ from observatory.ui.app import ObservatoryApp
 from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.nodes_pane import render_node
 from observatory.ui.widgets.pending_pods import PendingPodsPane
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 CREATED_201 = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}\n'
 ALREADY_ASSIGNED = ('Operation cannot be fulfilled on pods/binding "manual": pod manual is already assigned to node '
@@ -28,10 +26,6 @@ ALREADY_ASSIGNED = ('Operation cannot be fulfilled on pods/binding "manual": pod
 def lab_settings() -> LabSettings:
     """The shared ``lab`` fixture (tests/conftest.py), with the simulated cluster on and a quick kubelet."""
     return LabSettings(kubelet_start_seconds=0.3)
-
-
-async def until(pilot, check: Callable[[], Any], timeout: float = 15.0) -> Any:
-    return await eventually(check, timeout=timeout, pause=lambda: pilot.pause(0.05))
 
 
 def pending_keys(app: ObservatoryApp) -> list[str]:
@@ -84,7 +78,8 @@ async def test_hand_binding_flow_shows_201_then_409_timeline_and_kubelet_events(
         assert set(nodes[:first_set]) == {""} and set(nodes[first_set:]) == {"pair-worker"}
 
         # 5. the kubelet's events for the bound pod, and no Scheduled event
-        await until(pilot, lambda: {"Pulling", "Started"} <= {e.reason for e in app.main.state.events_for(app.main.selected)})
+        await until(pilot, lambda: {"Pulling", "Started"} <= {e.reason
+                                                              for e in app.main.state.events_for(app.main.selected)})
         reasons = {e.reason for e in app.main.state.events_for("sched-lab/manual")}
         assert "Scheduled" not in reasons
         assert all(e.source == "kubelet" for e in app.main.state.events_for("sched-lab/manual"))

@@ -28,7 +28,8 @@ from observatory.ui.widgets.pending_pods import PendingPodsPane
 from tests.e2e.test_bind_race import CREATED_201, KUBECTL_409, is_binding, proxied_kubeconfig
 from tests.kube.forward_proxy import ForwardProxy
 from tests.kube.kc_tools import run
-from tests.ui.test_pilot import bind_via_keys, pending_keys, until
+from tests.ui.helpers import until
+from tests.ui.test_pilot import bind_via_keys, pending_keys
 
 POD, OURS, THEIRS = "sched-lab/manual", "pair-worker", "pair-control-plane"
 ALREADY = 'Operation cannot be fulfilled on pods/binding "manual": pod manual is already assigned to node "{node}"'

@@ -109,8 +109,8 @@ async def test_the_fit_preview_of_the_selected_pod_is_redone_at_most_every_refit
             bound = _pod(source, f"bound-{i}", 300 + i)
             bound["spec"]["nodeName"] = node
             await source.queues["pods"].put(Upserted("pods", bound, "ADDED"))
-            await eventually(lambda: app.main.state.fit_generation != generation and not app.main._dirty, "the repaint", 30,
-                             pause=lambda: pilot.pause(0.05))
+            await eventually(lambda generation=generation: app.main.state.fit_generation != generation
+                             and not app.main._dirty, "the repaint", 30, pause=lambda: pilot.pause(0.05))
         await pilot.pause(0.2)  # several interval repaints with nothing new
         assert len(fits) == 1 and app.main.why._refit_waiting  # the second change waits for REFIT_EVERY
         monkeypatch.setattr(why_controller, "REFIT_EVERY", 0)

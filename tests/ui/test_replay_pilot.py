@@ -19,7 +19,6 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -33,7 +32,7 @@ from observatory.settings import LabSettings
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.confirm import ConfirmScreen
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 MANUAL = "sched-lab/manual"
 KEYS = ["b", *"worker", "enter", "b", *"control", "enter", "y"]
@@ -54,10 +53,6 @@ def frozen() -> Callable[[], datetime]:
     """One instant, a minute after the lab's objects were made, for the live app and its recorder alike."""
     at = datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=1)
     return lambda: at
-
-
-async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 30.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
 
 
 async def final_screen(pilot) -> str:

@@ -22,7 +22,7 @@ from observatory.replay import ReplaySource, load_recording
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.confirm import ConfirmScreen
 from tests.ui.fakes import RecordedSource, frozen_clock
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 SIZE = (120, 40)
 KEYS = ["b", *"worker", "enter", "b", *"control", "enter", "y"]
@@ -35,10 +35,6 @@ def utc_local_time(monkeypatch):
     yield
     monkeypatch.delenv("TZ")
     time.tzset()
-
-
-async def until(pilot, check, what: str = "the app state", timeout: float = 30.0) -> None:
-    await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
 
 
 async def final_screen(pilot) -> str:

@@ -9,7 +9,6 @@ never fixed sleeps.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.nodes_pane import render_node
 from observatory.ui.widgets.why_pane import WhyPane
 from tests.scheduler.conftest import CPU_TOO_MUCH, SCHEDULER, pod_manifest
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 CREATED_201 = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}\n'
 NODES = {"pair-control-plane", "pair-worker"}
@@ -37,10 +36,6 @@ TOLERATE_CONTROL_PLANE = [{"key": "node-role.kubernetes.io/control-plane", "oper
 def lab_settings() -> LabSettings:
     """The simulated cluster on (its default-scheduler ignores my-scheduler's pods) with a quick kubelet."""
     return LabSettings(kubelet_start_seconds=0.3)
-
-
-async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 30.0) -> Any:
-    return await eventually(check, what, timeout=timeout, pause=lambda: pilot.pause(0.05))
 
 
 async def create(http, body: dict[str, Any]) -> None:
@@ -75,7 +70,7 @@ async def start_with_keys(pilot, name: str = SCHEDULER) -> None:
     await pilot.press(*name, "enter")
     await until(pilot, lambda: isinstance(app.screen, ChooserScreen) and "policy" in app.screen.title_text,
                 "the policy chooser")
-    assert [oid for oid, _ in app.screen.options][0] == "least-allocated"
+    assert next(oid for oid, _ in app.screen.options) == "least-allocated"
     await pilot.press("enter")  # the default, highlighted first
     await until(pilot, lambda: app.main.scheduler.run_now is not None, "the scheduler started")
 
@@ -109,8 +104,8 @@ async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app,
         assert [d.cycle for d in cycles] == [1, 2, 3]
         latest = cycles[-1]
         assert latest.outcome == "bound" and set(latest.verdicts) == NODES
-        await until(pilot, lambda: len(app.main.scheduler.decisions) == 3 and latest.pod in pane.plain().splitlines()[0],
-                    "the latest decision shown")
+        await until(pilot, lambda: len(app.main.scheduler.decisions) == 3
+                    and latest.pod in pane.plain().splitlines()[0], "the latest decision shown")
         text = pane.plain()
         assert text.splitlines()[0].lstrip().startswith("#3 ")
         assert "NODE" in text and "FILTERS" in text and "SCORE" in text
@@ -135,7 +130,8 @@ async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app,
         exchanges = app.query_one(ExchangePane)
         await until(pilot, lambda: len(exchanges.query(".exchange")) == 3, "three exchanges shown")
         assert exchanges.border_title == "HTTP exchange: HTTP/1.1 201 Created"
-        assert all(d.exchange.response_body == CREATED_201 for d in app.main.scheduler.decisions if d.outcome == "bound")
+        bound = [d for d in app.main.scheduler.decisions if d.outcome == "bound"]
+        assert all(d.exchange is not None and d.exchange.response_body == CREATED_201 for d in bound)
 
         # A pod that fits nowhere: FailedScheduling with the FitError text, in the pane and in the header.
         await create(http, pod_manifest("huge", cpu="100"))

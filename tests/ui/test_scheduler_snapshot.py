@@ -34,7 +34,7 @@ from observatory.ui.widgets.decisions_pane import (
 )
 from tests.scheduler.conftest import CPU_TOO_MUCH
 from tests.ui.fakes import FROZEN, RecordedSource, frozen_clock
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 TAINTED = "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
 """TaintToleration's reason on the pair's control plane (../shared/k8s-api-reference.md §4.3a)."""
@@ -80,10 +80,6 @@ def utc_local_time(monkeypatch):
 def make_app() -> ObservatoryApp:
     source = SchedulingSource()
     return ObservatoryApp(source, clock=frozen_clock, refresh_interval=0.05, scheduler=source)
-
-
-async def until(pilot, check, timeout: float = 10.0) -> None:
-    await eventually(check, "the app state", timeout, pause=lambda: pilot.pause(0.05))
 
 
 async def run_scheduler(pilot) -> None:

@@ -13,7 +13,6 @@ import io
 import json
 import re
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import pytest
 import yaml
 from rich.color_triplet import ColorTriplet
 from rich.console import Console
-from textual.command import CommandList, CommandPalette
+from textual.command import CommandPalette
 from textual.widgets import Input, TextArea
 
 from observatory.embedded import EmbeddedLab
@@ -37,7 +36,7 @@ from observatory.ui.themes import theme_problem
 from observatory.ui.widgets.keycast import KeyCast, KeyCastBar
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from tests.ui.fakes import RecordedSource, frozen_clock
-from tests.waiting import eventually
+from tests.ui.helpers import pick_in_palette, until
 
 ALREADY_ASSIGNED = ('Operation cannot be fulfilled on pods/binding "manual": pod manual is already assigned to node '
                     '"pair-worker"')
@@ -87,10 +86,6 @@ async def sources():
         await source.close()
 
 
-async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 15.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
-
-
 def plain(renderable: Any) -> str:
     console = Console(width=300, file=io.StringIO(), record=True, color_system=None)
     console.print(renderable)
@@ -114,24 +109,6 @@ async def bind(pilot, app: ObservatoryApp, typed: str, confirm: bool = False) ->
         await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmScreen", "the warning")
         await pilot.press("y")
     await until(pilot, lambda: len(app.main.teaching.bind_records) > count, "the Binding's answer")
-
-
-async def pick_in_palette(pilot, app: ObservatoryApp, typed: str, title: str) -> None:
-    """ctrl+p (or, in the theme picker, nothing), type, wait until ``title`` is the highlighted entry, Enter."""
-    if not isinstance(app.screen, CommandPalette):
-        await pilot.press("ctrl+p")
-        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the command palette")
-    await pilot.press(*typed)
-
-    def highlighted() -> str:
-        found = app.screen.query(CommandList)
-        if not found or found.first().highlighted is None:
-            return ""
-        entries = found.first()
-        return str(entries.get_option_at_index(entries.highlighted).prompt)
-
-    await until(pilot, lambda: title in highlighted(), f"{title!r} highlighted in the palette")
-    await pilot.press("enter")
 
 
 async def export_with_keys(pilot, app: ObservatoryApp, path: Path | str) -> None:
@@ -462,6 +439,6 @@ def test_the_exchange_pane_shortens_only_the_connection_flags_of_the_kubectl_lin
 def test_key_labels():
     from observatory.ui.widgets.keycast import key_label
 
-    assert [key_label(k, c) for k, c in [("b", "b"), ("down", None), ("enter", "\r"), ("escape", "\x1b"),
-                                         ("tab", "\t"), ("ctrl+p", None), ("question_mark", "?"),
-                                         ("space", " "), ("B", "B")]] == ["b", "↓", "⏎", "Esc", "⇥", "^p", "?", "␣", "B"]
+    pressed = [("b", "b"), ("down", None), ("enter", "\r"), ("escape", "\x1b"), ("tab", "\t"), ("ctrl+p", None),
+               ("question_mark", "?"), ("space", " "), ("B", "B")]
+    assert [key_label(k, c) for k, c in pressed] == ["b", "↓", "⏎", "Esc", "⇥", "^p", "?", "␣", "B"]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import io
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -39,8 +38,8 @@ from observatory.ui.widgets.header_bar import HeaderBar
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.why_pane import MAX_LINE, render_diagnosis
 from tests.ui.fakes import REFUSALS, RecordedSource, frozen_clock
+from tests.ui.helpers import until
 from tests.unit.test_properties_strategies import HUGE, unprintable
-from tests.waiting import eventually
 
 SIZES = [(40, 10), (80, 24), (99, 30), (100, 30), (300, 100)]
 """The smallest and largest, the classic 80x24, and either side of the one-column breakpoint (NARROW_WIDTH): the
@@ -76,10 +75,6 @@ class Watched:
 def recorded_app(source: RecordedSource | None = None) -> Watched:
     return Watched(ObservatoryApp(source or RecordedSource(scenario="refusals"), clock=frozen_clock,
                                   refresh_interval=0.05))
-
-
-async def until(pilot, check: Callable[[], Any], what: str = "the app state", timeout: float = 30.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
 
 
 def screen_text(app: ObservatoryApp) -> str:
@@ -280,7 +275,7 @@ async def test_hostile_objects_render_without_crash_or_control_characters(size, 
         keys = [k for k in app.query_one(PendingPodsPane).row_keys if k.split("/", 1)[1] not in REFUSALS]
         for key in keys:  # each hostile pod selected: its Why, events, timeline and raw message on screen
             app.query_one(PendingPodsPane).select(key)
-            await until(pilot, lambda: app.main.selected == key, f"{key!r} selected")
+            await until(pilot, lambda key=key: app.main.selected == key, f"{key!r} selected")
             await settled(pilot)
             check_screen(watched, size, RecordedSource.context)
             for modal in ("m", "b"):

@@ -29,7 +29,7 @@ from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.why_pane import WhyPane
 from tests.ui.fakes import REFUSALS
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 CREATED_201 = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}\n'
 TAINT = "node-role.kubernetes.io/control-plane"
@@ -64,10 +64,6 @@ async def make_app(lab):
     yield make
     for source in sources:
         await source.close()
-
-
-async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 15.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
 
 
 def state_cell(app: ObservatoryApp, key: str) -> Text | None:
@@ -245,7 +241,8 @@ async def test_binding_to_a_cordoned_node_asks_first_then_sends(make_app, http):
     await patch(http, "/api/v1/nodes/pair-worker", {"spec": {"unschedulable": True}})
     app = await make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.main.state.nodes.get("pair-worker") and app.main.state.nodes["pair-worker"].unschedulable)
+        await until(pilot, lambda: app.main.state.nodes.get("pair-worker")
+                    and app.main.state.nodes["pair-worker"].unschedulable)
         await select(pilot, app, "sched-lab/manual")
         confirm = await bind_typed(pilot, app, "worker")
         assert confirm.warnings[0] == ("node pair-worker is cordoned: a hand-bind ignores that, the scheduler would "
