@@ -129,9 +129,10 @@ async def _sync(app: Any, probe: PaintProbe, t0: float, pods: int, nodes: int, t
     (``model_s``), and until the first full render (``render_s``): the last frame composed after the first repaint
     that saw the complete model, once the app is quiet (every mount, layout and message done)."""
     deadline = t0 + timeout
-    while len(app.main.state.pods) < pods or len(app.main.state.nodes) < nodes:
+    state = app.main.state
+    while len(state.pods) < pods or len(state.nodes) < nodes:
         if time.monotonic() > deadline:
-            raise TimeoutError(f"the model holds {len(app.main.state.pods)} of {pods} pods and {len(app.main.state.nodes)} of "
+            raise TimeoutError(f"the model holds {len(state.pods)} of {pods} pods and {len(state.nodes)} of "
                                f"{nodes} nodes after {timeout:g} s")
         await asyncio.sleep(SETTLE_POLL_S)
     model_at = time.monotonic()
@@ -170,7 +171,7 @@ async def _keys(app: Any, pilot: Any, probe: PaintProbe, n: int, timeout: float)
         target = row + (1 if key == "down" else -1)
         t = time.monotonic()
         press = asyncio.create_task(pilot.press(key))
-        seen = await probe.wait(lambda: probe.first_cursor(target, t), timeout)
+        seen = await probe.wait(lambda target=target, t=t: probe.first_cursor(target, t), timeout)
         await press
         if seen is None:
             missed += 1
