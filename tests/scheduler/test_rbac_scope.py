@@ -24,7 +24,7 @@ FORBIDDEN_EVERYWHERE = ('pods is forbidden: User "binder" cannot list resource "
                         'cluster scope')
 
 
-async def test_a_user_with_one_namespace_schedules_there_counting_its_bound_pods_only(rbac_lab):
+async def test_a_user_with_one_namespace_schedules_there_counting_its_bound_pods_only(rbac_lab):  # noqa: F811
     admin = await connect(str(rbac_lab.user_kubeconfigs["admin"]))
     binder = await connect(str(rbac_lab.user_kubeconfigs["binder"]))
     try:
