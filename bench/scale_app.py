@@ -52,7 +52,7 @@ class PaintProbe:
             self.gc_full.append((self._gc_t0, time.monotonic() - self._gc_t0))
 
     def attach_app(self, app: Any) -> None:
-        display, repaint = app._display, app._repaint
+        display, repaint = app._display, app.main._repaint
 
         def timed_display(screen: Any, renderable: Any) -> None:
             if renderable is not None:
@@ -61,12 +61,12 @@ class PaintProbe:
             display(screen, renderable)
 
         def timed_repaint() -> None:
-            pods, nodes = len(app.state.pods), len(app.state.nodes)
+            pods, nodes = len(app.main.state.pods), len(app.main.state.nodes)
             t = time.monotonic()
             repaint()
             self.repaints.append((t, time.monotonic() - t, pods, nodes))
 
-        app._display, app._repaint = timed_display, timed_repaint
+        app._display, app.main._repaint = timed_display, timed_repaint
 
     def attach_pane(self, pane: Any) -> None:
         """Hook the pending pane: a RowList calls its ``paint_probe`` with (key, line, is_cursor, index) for each
@@ -129,9 +129,10 @@ async def _sync(app: Any, probe: PaintProbe, t0: float, pods: int, nodes: int, t
     (``model_s``), and until the first full render (``render_s``): the last frame composed after the first repaint
     that saw the complete model, once the app is quiet (every mount, layout and message done)."""
     deadline = t0 + timeout
-    while len(app.state.pods) < pods or len(app.state.nodes) < nodes:
+    state = app.main.state
+    while len(state.pods) < pods or len(state.nodes) < nodes:
         if time.monotonic() > deadline:
-            raise TimeoutError(f"the model holds {len(app.state.pods)} of {pods} pods and {len(app.state.nodes)} of "
+            raise TimeoutError(f"the model holds {len(state.pods)} of {pods} pods and {len(state.nodes)} of "
                                f"{nodes} nodes after {timeout:g} s")
         await asyncio.sleep(SETTLE_POLL_S)
     model_at = time.monotonic()
@@ -146,8 +147,8 @@ async def _sync(app: Any, probe: PaintProbe, t0: float, pods: int, nodes: int, t
                 frames = [f for f in probe.frames if f >= repaint_end]
                 return {"model_s": model_at - t0, "render_s": frames[-1] - t0,
                         "first_frame_after_model_s": frames[0] - t0, "frames_to_settle": len(frames),
-                        "pods": len(app.state.pods), "nodes": len(app.state.nodes),
-                        "events": len(app.state.events)}
+                        "pods": len(app.main.state.pods), "nodes": len(app.main.state.nodes),
+                        "events": len(app.main.state.events)}
             quiet_since = quiet_since or time.monotonic()
         else:
             quiet_since = None
@@ -222,7 +223,7 @@ async def _serve(conn: Connection, kubeconfig: str, pods: int, nodes: int, size:
                 recent = [d for s, d, _, _ in probe.repaints if s >= since]
                 result = {"cpu_s": time.process_time(), "frames": len(probe.frames), "repaint_s": recent,
                           "gc_full_s": [d for s, d in probe.gc_full if s >= since],
-                          "pods": len(app.state.pods), "events": len(app.state.events)}
+                          "pods": len(app.main.state.pods), "events": len(app.main.state.events)}
             else:
                 result = None
             conn.send({"id": msg["id"], "ok": True, "result": result})

@@ -223,6 +223,7 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
     (connected as :func:`observatory.connection.connected` says; its exit codes)."""
     from observatory.connection import NotConnected, connected
     from observatory.recorder import RecordingSource
+    from observatory.scheduler.host import InProcessScheduler
     from observatory.ui.app import ObservatoryApp
     from observatory.ui.themes import theme_problem
 
@@ -247,6 +248,8 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
         connection = cluster.connection
         cluster_source = screen_source(cluster, args)
         source: ClusterSource | RecordingSource = cluster_source
+        # r runs observatory's scheduler over this connection; not in a recording (a replay could not redo it).
+        scheduler = None if args.record else InProcessScheduler(cluster_source)
         if args.record:
             try:
                 source = RecordingSource(cluster_source, Path(args.record), secrets=connection.secrets)
@@ -258,7 +261,7 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
                              recent_seconds=settings.ui.recent_seconds, keymap=settings.ui.keymap,
                              lease_interval=settings.ui.lease_interval,
                              theme=settings.ui.theme, keycast=settings.ui.keycast,
-                             screenshot_dir=settings.ui.screenshot_dir,
+                             screenshot_dir=settings.ui.screenshot_dir, scheduler=scheduler,
                              **classroom.app_options(ObservatoryApp, lesson=lesson))
         try:
             await app.run_async()

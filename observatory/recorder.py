@@ -1,6 +1,6 @@
 """``observatory --record FILE``: a Source that passes everything through and writes it down as it happens.
 
-:class:`RecordingSource` wraps any Source (``observatory.ui.source.Source``; in practice a
+:class:`RecordingSource` wraps any Source (:class:`observatory.model.source.Source`; in practice a
 :class:`~observatory.kube.source.ClusterSource`) and writes the JSON Lines recording of
 :mod:`observatory.model.recording`: the header when it is made, then every delta each stream yields and every
 Binding exchange ``bind()`` returns, stamped with the time it was seen, and each key the app reports with
@@ -17,6 +17,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -24,10 +25,11 @@ from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta
 from observatory.model.recording import Header, Recorder
 from observatory.model.records import BindingExchange, LeaseView
+from observatory.model.source import Capabilities
 from observatory.model.transcript import redact
 
 if TYPE_CHECKING:
-    from observatory.ui.source import Source
+    from observatory.model.source import Source
 
 __all__ = ["RecordingSource", "check_writable"]
 
@@ -142,18 +144,17 @@ class RecordingSource:
 
     @property
     def secrets(self) -> frozenset[str]:
-        """The inner source's secrets (its credential values), else none."""
-        return frozenset(getattr(self.inner, "secrets", frozenset()))
+        """The inner source's secrets (its credential values)."""
+        return self.inner.secrets
 
     def commands_context(self) -> CommandsContext:
-        """The inner source's, or one with just the server and context when it has none."""
-        facts = getattr(self.inner, "commands_context", None)
-        return facts() if facts is not None else CommandsContext(server=self.server, context=self.context)
+        """The inner source's."""
+        return self.inner.commands_context()
 
     async def stream(self, kind: str) -> AsyncIterator[Delta]:
         """The inner stream of ``kind``; each delta is written (``{"type":"delta",…}``) before it is yielded."""
         async for delta in self.inner.stream(kind):
-            self._write(lambda at, d=delta: self._writer.recorder.delta(d, at))
+            self._write(partial(self._writer.recorder.delta, delta))
             yield delta
 
     async def bind(self, namespace: str, name: str, node: str, uid: str | None = None) -> BindingExchange:
@@ -171,6 +172,11 @@ class RecordingSource:
         key it handles, so a replay can press the same keys at the same offsets."""
         self._write(lambda at: self._writer.recorder.key(key, at))
 
+    def capabilities(self) -> Capabilities:
+        """Key presses are recorded (:meth:`record_key`). Access reviews are not offered: their answers are not
+        recorded, so a replay could not answer them the same way."""
+        return Capabilities(keys=self)
+
     def with_namespace(self, namespace: str | None) -> RecordingSource:
         """The inner source rescoped, still recording into the same file (the header keeps the first scope; the
         relists that follow show the new one)."""
@@ -178,11 +184,9 @@ class RecordingSource:
 
     async def close(self) -> None:
         """Close the file (every copy made with :meth:`with_namespace` stops recording; later deltas are passed on
-        unrecorded) and then the inner source, when it has ``close()``. Idempotent."""
+        unrecorded) and then the inner source. Idempotent."""
         self._writer.close()
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            await close()
+        await self.inner.close()
 
     def _write(self, make: Callable[[datetime], str]) -> None:
         if not self._writer.closed:

@@ -1,12 +1,12 @@
 """``observatory replay FILE [--speed X]``: a Source that plays a recording back, with no cluster.
 
-:class:`ReplaySource` implements ``observatory.ui.source.Source`` over a :class:`~observatory.model.recording.Recording`
-(:func:`load_recording` reads one from a file). One timeline drives everything: a single scheduler task walks the
-entries in file order and hands each delta to its kind's stream and each key press to :meth:`ReplaySource.keys`, at
-the entry's recorded offset ``t`` divided by ``speed`` (``math.inf``: no waiting, file order kept). While a stream
-or the key iterator is being read, the scheduler waits for its reader to come back for the next item before it
-moves on, so the app sees the recorded interleaving across kinds and keys even at ``math.inf``. Entries of a kind
-nobody reads yet are kept for its first reader.
+:class:`ReplaySource` implements :class:`observatory.model.source.Source` over a
+:class:`~observatory.model.recording.Recording` (:func:`load_recording` reads one from a file). One timeline drives
+everything: a single scheduler task walks the entries in file order and hands each delta to its kind's stream and
+each key press to :meth:`ReplaySource.keys`, at the entry's recorded offset ``t`` divided by ``speed`` (``math.inf``:
+no waiting, file order kept). While a stream or the key iterator is being read, the scheduler waits for its reader to
+come back for the next item before it moves on, so the app sees the recorded interleaving across kinds and keys even
+at ``math.inf``. Entries of a kind nobody reads yet are kept for its first reader.
 
 Determinism: give the app :meth:`ReplaySource.clock` (the recorded time of the latest entry delivered), so ages,
 "just bound" windows and lesson ticks follow the recording rather than the wall clock.
@@ -37,6 +37,7 @@ from observatory.model.recording import (
     schedule,
 )
 from observatory.model.records import BindingExchange, LeaseView
+from observatory.model.source import Capabilities
 
 __all__ = ["NOT_RECORDED", "ReplaySource", "load_recording"]
 
@@ -161,6 +162,10 @@ class ReplaySource:
         """This same source: a replay keeps the recorded scope (the recording holds only what was watched), and
         streams opened again continue the one timeline where it is."""
         return self
+
+    def capabilities(self) -> Capabilities:
+        """A replay (:attr:`finished`): the screen keeps the recorded scope."""
+        return Capabilities(replay=self)
 
     def commands_context(self) -> CommandsContext:
         """The recorded server and context; the header holds no auth facts, so ``auth`` is ``"none"``."""

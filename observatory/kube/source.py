@@ -1,13 +1,14 @@
 """The cluster as the UI consumes it: deltas per resource, the Binding POST, Lease reads; over one :class:`Connection`.
 
-:class:`ClusterSource` implements ``observatory.ui.source.Source``; the UI holds one and never imports
-kubernetes-asyncio. It works the same for a real cluster and for the embedded lab (reached over HTTP like any
-cluster); ``lab`` only drives the header badge.
+:class:`ClusterSource` implements :class:`observatory.model.source.Source` with the access-review capability; the
+UI holds one and never imports kubernetes-asyncio. Running a scheduler over the same connection is
+:class:`observatory.scheduler.host.InProcessScheduler`'s. It works the same for a real cluster and for the embedded
+lab (reached over HTTP like any cluster); ``lab`` only drives the header badge.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -15,11 +16,10 @@ from observatory.model.access import AccessReview
 from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta
 from observatory.model.records import BindingExchange, LeaseView
+from observatory.model.source import Capabilities
 
 if TYPE_CHECKING:
     from observatory.kube.connect import Connection
-    from observatory.model.decisions import SchedulingDecision
-    from observatory.scheduler.options import SchedulerOptions
 
 __all__ = ["ClusterSource"]
 
@@ -109,23 +109,9 @@ class ClusterSource:
 
         return await review_access(self.connection.api, verb, resource, subresource=subresource, namespace=namespace)
 
-    def run_scheduler(self, options: SchedulerOptions, *,
-                      log: Callable[[str], None] | None = None) -> AsyncIterator[SchedulingDecision]:
-        """Run an in-process scheduler (``observatory schedule``, :class:`observatory.scheduler.loop.Scheduler`)
-        for ``options.scheduler_name`` over this connection and namespace, yielding one SchedulingDecision per
-        attempt until the iteration is closed or cancelled (then the watches stop and a held Lease is released).
-        Read-only mode forces a dry run. Raises ValueError for invalid ``options``; the iterator raises
-        :class:`~observatory.model.decisions.SchedulerStopped` when its Lease is lost. ``log`` gets the lines that
-        are not decisions (synced, leading, watch trouble)."""
-        from dataclasses import replace
-
-        from observatory.scheduler.loop import Scheduler
-
-        if self.read_only and not options.dry_run:
-            options = replace(options, dry_run=True, leader_elect=False)
-        scheduler = Scheduler(self.connection.api, options, namespace=self.namespace, log=log,
-                              reflector_options=self.reflector_options)
-        return scheduler.decisions()
+    def capabilities(self) -> Capabilities:
+        """Access reviews (:meth:`access_review`, :attr:`home_namespace`)."""
+        return Capabilities(access=self)
 
     def with_namespace(self, namespace: str | None) -> ClusterSource:
         """The same cluster and connection scoped to ``namespace`` (None: all namespaces)."""

@@ -121,7 +121,7 @@ async def test_cli_runs_the_plugin_before_the_ui_is_built(tls_lab, tmp_path, mon
         built(self, *args, **kwargs)
 
     async def no_ui(self, *args, **kwargs):
-        seen["context"] = self.source.connection.context
+        seen["context"] = self.main.source.connection.context
 
     monkeypatch.setattr(ObservatoryApp, "__init__", record_init)
     monkeypatch.setattr(ObservatoryApp, "run_async", no_ui)

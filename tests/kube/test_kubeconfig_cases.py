@@ -108,8 +108,8 @@ async def test_cli_screen_with_context_connects_before_the_ui(lab, tmp_path, mon
     seen: dict[str, Any] = {}
 
     async def no_ui(self, *args, **kwargs):
-        conn = self.source.connection
-        seen.update(context=conn.context, namespace=self.source.namespace, server=conn.server)
+        conn = self.main.source.connection
+        seen.update(context=conn.context, namespace=self.main.source.namespace, server=conn.server)
 
     monkeypatch.setattr(ObservatoryApp, "run_async", no_ui)
     code = await asyncio.to_thread(cli.main, ["--kubeconfig", str(path), "--context", "alpha"])

@@ -11,6 +11,7 @@ from observatory.lab.resources import ALL
 from observatory.model.decisions import SchedulerStopped
 from observatory.scheduler import SchedulerOptions
 from observatory.scheduler.election import LeaderElector
+from observatory.scheduler.host import InProcessScheduler
 from tests.scheduler.conftest import SCHEDULER
 from tests.waiting import eventually
 
@@ -55,7 +56,7 @@ async def test_a_leader_that_loses_its_lease_stops(lab, conn):
     source = ClusterSource(conn, namespace="sched-lab", lab=True)
     options = SchedulerOptions(SCHEDULER, leader_elect=True, lease_name="stolen", **FAST)
     logs: list[str] = []
-    stream = source.run_scheduler(options, log=logs.append)
+    stream = InProcessScheduler(source).run_scheduler(options, namespace=source.namespace, log=logs.append)
     outcome: list[BaseException] = []
 
     async def consume() -> None:

@@ -1,5 +1,5 @@
-"""The scheduler in-process, as the TUI will run it: ``ClusterSource.run_scheduler`` against the in-process lab
-(API only: the lab's own scheduler and kubelets are off), decisions read from the async iterator.
+"""The scheduler in-process, as the TUI will run it: ``InProcessScheduler(source).run_scheduler`` against the
+in-process lab (API only: the lab's own scheduler and kubelets are off), decisions read from the async iterator.
 
 Expected texts: the Scheduled message and the FitError of ../shared/k8s-api-reference.md §4.3 and §4.3a.
 """
@@ -20,6 +20,7 @@ from observatory.lab.resources import CORE_V1
 from observatory.model.decisions import SchedulingDecision
 from observatory.scheduler import SchedulerOptions
 from observatory.scheduler import loop as scheduler_loop
+from observatory.scheduler.host import InProcessScheduler
 from tests.scheduler.conftest import CPU_TOO_MUCH, SCHEDULER, pod_manifest
 from tests.waiting import eventually
 
@@ -60,7 +61,8 @@ def node_of(lab, name: str) -> str | None:
 
 async def test_binds_writes_events_and_refuses_in_upstream_words(lab, conn, http):
     source = ClusterSource(conn, namespace=None, lab=True)
-    decisions = Decisions(source.run_scheduler(SchedulerOptions(SCHEDULER, hostname="lab-host")))
+    decisions = Decisions(InProcessScheduler(source).run_scheduler(SchedulerOptions(SCHEDULER, hostname="lab-host"),
+                                                                   namespace=source.namespace))
     try:
         for name in ("a", "b"):
             await create(http, pod_manifest(name))
@@ -106,7 +108,8 @@ async def test_binds_writes_events_and_refuses_in_upstream_words(lab, conn, http
 
 async def test_a_new_node_requeues_the_refused_pod(lab, conn, http):
     source = ClusterSource(conn, namespace="sched-lab", lab=True)
-    decisions = Decisions(source.run_scheduler(SchedulerOptions(SCHEDULER)))
+    decisions = Decisions(InProcessScheduler(source).run_scheduler(SchedulerOptions(SCHEDULER),
+                                                                   namespace=source.namespace))
     try:
         await create(http, pod_manifest("big", cpu="6"))
         await eventually(lambda: decisions.of("sched-lab/big", "unschedulable"), "the refusal", 30)
@@ -124,7 +127,8 @@ async def test_a_new_node_requeues_the_refused_pod(lab, conn, http):
 
 async def test_read_only_source_is_a_dry_run(lab, conn, http):
     source = ClusterSource(conn, namespace="sched-lab", lab=True, read_only=True)
-    decisions = Decisions(source.run_scheduler(SchedulerOptions(SCHEDULER)))
+    decisions = Decisions(InProcessScheduler(source).run_scheduler(SchedulerOptions(SCHEDULER),
+                                                                   namespace=source.namespace))
     try:
         await create(http, pod_manifest("quiet"))
         await create(http, pod_manifest("too-big", cpu="100"))
@@ -153,7 +157,8 @@ async def test_a_409_is_final(lab, conn, http, monkeypatch):
 
     monkeypatch.setattr(scheduler_loop, "post_binding", racing)
     source = ClusterSource(conn, namespace="sched-lab", lab=True)
-    decisions = Decisions(source.run_scheduler(SchedulerOptions(SCHEDULER)))
+    decisions = Decisions(InProcessScheduler(source).run_scheduler(SchedulerOptions(SCHEDULER),
+                                                                   namespace=source.namespace))
     try:
         await create(http, pod_manifest("raced"))
         await eventually(lambda: decisions.of("sched-lab/raced", "conflict"), "the 409", 30)
@@ -177,7 +182,8 @@ async def test_a_409_is_final(lab, conn, http, monkeypatch):
 
 async def test_invalid_options_are_refused_before_anything_runs(conn):
     with pytest.raises(ValueError, match="policy"):
-        ClusterSource(conn).run_scheduler(SchedulerOptions(SCHEDULER, policy="nope"))
+        InProcessScheduler(ClusterSource(conn)).run_scheduler(SchedulerOptions(SCHEDULER, policy="nope"),
+                                                              namespace=None)
 
 
 def label_node(lab, name: str, value: str) -> None:
@@ -202,7 +208,8 @@ async def test_decisions_carry_their_scheduling_cycle_so_queue_order_survives_sl
     await create(http, pod_manifest("a"))
     await create(http, pod_manifest("huge", cpu="100"))  # queued after a: same priority, created later
     source = ClusterSource(conn, namespace="sched-lab", lab=True)
-    decisions = Decisions(source.run_scheduler(SchedulerOptions(SCHEDULER)))
+    decisions = Decisions(InProcessScheduler(source).run_scheduler(SchedulerOptions(SCHEDULER),
+                                                                   namespace=source.namespace))
     try:
         await eventually(lambda: decisions.of("sched-lab/a", "bound"), "a's binding", 30)
     finally:
@@ -219,7 +226,8 @@ async def test_repeated_refusals_become_a_series_as_under_kube_scheduler(lab, co
     status patch after the first refusal bumps the pod's resourceVersion, so the second refusal is a new event, and
     the third (no status change between them) PATCHes that event's series to count 2."""
     source = ClusterSource(conn, namespace="sched-lab", lab=True)
-    decisions = Decisions(source.run_scheduler(SchedulerOptions(SCHEDULER)))
+    decisions = Decisions(InProcessScheduler(source).run_scheduler(SchedulerOptions(SCHEDULER),
+                                                                   namespace=source.namespace))
     try:
         await create(http, pod_manifest("huge", cpu="100"))
         await eventually(lambda: decisions.of("sched-lab/huge", "unschedulable"), "the first refusal", 30)
@@ -249,7 +257,8 @@ async def test_a_deleted_pod_no_longer_counts_where_a_dry_run_placed_it(lab, con
     """Break-it finding: a dry run assumed pod a (3 of pair-worker's 4 CPUs) and kept counting it after a was deleted,
     so pod b (3 CPUs) was refused with Insufficient cpu."""
     source = ClusterSource(conn, namespace="sched-lab", lab=True)
-    decisions = Decisions(source.run_scheduler(SchedulerOptions(SCHEDULER, dry_run=True)))
+    decisions = Decisions(InProcessScheduler(source).run_scheduler(SchedulerOptions(SCHEDULER, dry_run=True),
+                                                                   namespace=source.namespace))
     try:
         await create(http, pod_manifest("a", cpu="3"))
         placed = await eventually(lambda: decisions.of("sched-lab/a", "dry-run"), "a placed (dry run)", 30)

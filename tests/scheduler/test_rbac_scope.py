@@ -15,6 +15,7 @@ from kubernetes_asyncio import client
 from observatory.kube.connect import connect
 from observatory.kube.source import ClusterSource
 from observatory.scheduler import SchedulerOptions
+from observatory.scheduler.host import InProcessScheduler
 from tests.scheduler.conftest import SCHEDULER, pod_manifest
 from tests.waiting import eventually
 
@@ -31,7 +32,8 @@ async def test_a_user_with_one_namespace_schedules_there_counting_its_bound_pods
         lines: list[str] = []
         source = ClusterSource(binder, namespace="team-a", lab=True,
                                reflector_options={"backoff_initial": 0.05, "backoff_max": 0.5})
-        decisions = source.run_scheduler(SchedulerOptions(SCHEDULER, hostname="lab-host"), log=lines.append)
+        decisions = InProcessScheduler(source).run_scheduler(SchedulerOptions(SCHEDULER, hostname="lab-host"),
+                                                             namespace=source.namespace, log=lines.append)
         seen = []
 
         async def consume() -> None:

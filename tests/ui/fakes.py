@@ -20,6 +20,7 @@ from observatory.model.access import AccessReview
 from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta, Relisted, Upserted, WatchState
 from observatory.model.records import BindingExchange, LeaseView
+from observatory.model.source import Capabilities
 
 FROZEN = datetime(2026, 11, 29, 9, 30, 0, tzinfo=UTC)
 CREATED = "2026-11-29T09:28:00Z"
@@ -124,6 +125,13 @@ class RecordedSource:
         return self
 
     home_namespace = "default"
+
+    def capabilities(self) -> Capabilities:
+        """Access reviews, as ClusterSource offers them."""
+        return Capabilities(access=self)
+
+    async def close(self) -> None:
+        """Nothing to release."""
 
     async def access_review(self, verb: str, resource: str, subresource: str = "",
                             namespace: str = "") -> AccessReview:

@@ -28,10 +28,10 @@ from observatory.lab.resources import ALL
 from observatory.lab.simulation.events import EventWriter
 from observatory.model.deltas import Relisted
 from observatory.model.state import ClusterState
-from observatory.ui.app import ObservatoryApp, with_selected_row
+from observatory.ui.app import ObservatoryApp
 from observatory.ui.widgets.header_bar import HeaderBar
 from observatory.ui.widgets.nodes_pane import NodesPane, render_node, render_orphans
-from observatory.ui.widgets.pending_pods import PendingPodsPane
+from observatory.ui.widgets.pending_pods import PendingPodsPane, with_selected_row
 
 REFLECTOR = {"read_timeout": 1.0, "watch_timeout": 2, "backoff_initial": 0.2, "backoff_max": 1.0}
 """Short timeouts so every fault shows within seconds: a watch silent for 1 s is stale, watches end every 2 s (so
@@ -88,7 +88,7 @@ def _key(kind: str, obj: dict) -> str:
 def model_differences(app: ObservatoryApp, lists: dict[str, tuple[list[dict], str]]) -> dict[str, set[str]]:
     """What the app's model gets wrong against ``lists``: ``lost`` (listed, not in the model), ``ghosts`` (in the
     model, not listed) and ``outdated`` (another resourceVersion), as ``kind:key`` strings."""
-    views = {"pods": app.state.pods, "nodes": app.state.nodes, "events": app.state.events}
+    views = {"pods": app.main.state.pods, "nodes": app.main.state.nodes, "events": app.main.state.events}
     out: dict[str, set[str]] = {"lost": set(), "ghosts": set(), "outdated": set()}
     for kind in KINDS:
         want = {_key(kind, obj): obj["metadata"]["resourceVersion"] for obj in lists[kind][0]}
@@ -105,17 +105,17 @@ def screen_differences(app: ObservatoryApp, lists: dict[str, tuple[list[dict], s
     fresh = ClusterState()
     for kind in KINDS:
         fresh.apply(Relisted(kind, lists[kind][0], lists[kind][1]))
-    selected = app.selected if app.selected in fresh.pods else None
+    selected = app.main.selected if app.main.selected in fresh.pods else None
     problems = []
     want_rows = {row.pod.key for row in with_selected_row(fresh, selected)}
     have_rows = set(app.query_one(PendingPodsPane).rows)
     if want_rows != have_rows:
         problems.append(f"pending rows: missing {sorted(want_rows - have_rows)}, extra {sorted(have_rows - want_rows)}")
-    want_blocks = [render_node(place, app.selected).plain for place in fresh.placement()]
+    want_blocks = [render_node(place, app.main.selected).plain for place in fresh.placement()]
     orphans: dict[str, list] = {}
     for pod in fresh.orphans():
         orphans.setdefault(pod.node_name, []).append(pod)
-    want_blocks += [render_orphans(node, pods, app.selected).plain for node, pods in orphans.items()]
+    want_blocks += [render_orphans(node, pods, app.main.selected).plain for node, pods in orphans.items()]
     have_blocks = [block.content.plain for block in app.query_one(NodesPane).query(".node")]
     if sorted(want_blocks) != sorted(have_blocks):
         problems.append(f"nodes pane: want {sorted(want_blocks)}, have {sorted(have_blocks)}")
@@ -190,7 +190,7 @@ async def app_and_http(lab) -> AsyncIterator[tuple[ObservatoryApp, aiohttp.Clien
         try:
             yield app, http
         finally:
-            await app.source.close()
+            await app.main.source.close()
 
 
 async def post_fault(http: aiohttp.ClientSession, **body: Any) -> dict:

@@ -7,7 +7,7 @@ from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.help import HelpScreen
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from tests.ui.fakes import RecordedSource, frozen_clock
-from tests.ui.test_snapshots import select_manual, until
+from tests.ui.helpers import select_manual, until_painted
 
 
 def make_app(**kw) -> ObservatoryApp:
@@ -19,12 +19,12 @@ async def test_namespace_chooser_and_all_namespaces_toggle():
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot)
         await pilot.press("n", *"sched", "enter")
-        await until(pilot, lambda: app.source.namespace == "sched-lab")
+        await until_painted(pilot, lambda: app.main.source.namespace == "sched-lab")
         assert "scope sched-lab" in str(app.query_one("#header").render())
         await pilot.press("a")
-        await until(pilot, lambda: app.source.namespace is None)
+        await until_painted(pilot, lambda: app.main.source.namespace is None)
         await pilot.press("a")
-        await until(pilot, lambda: app.source.namespace == "sched-lab")
+        await until_painted(pilot, lambda: app.main.source.namespace == "sched-lab")
 
 
 async def test_filter_narrows_the_pending_pods_and_escape_clears_it():
@@ -32,12 +32,12 @@ async def test_filter_narrows_the_pending_pods_and_escape_clears_it():
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot)
         await pilot.press("slash", *"nothing-matches")
-        await until(pilot, lambda: len(app.query_one(PendingPodsPane).rows) == 0)
+        await until_painted(pilot, lambda: len(app.query_one(PendingPodsPane).rows) == 0)
         # the selected pod is hidden, so nothing is selected: b must not bind a pod the user cannot see
-        await until(pilot, lambda: app.selected is None)
+        await until_painted(pilot, lambda: app.main.selected is None)
         await pilot.press("escape")
-        await until(pilot, lambda: len(app.query_one(PendingPodsPane).rows) == 1)
-        await until(pilot, lambda: app.selected == "sched-lab/manual")
+        await until_painted(pilot, lambda: len(app.query_one(PendingPodsPane).rows) == 1)
+        await until_painted(pilot, lambda: app.main.selected == "sched-lab/manual")
 
 
 async def test_tab_moves_between_panes():
@@ -56,11 +56,11 @@ async def test_help_lists_every_binding_with_its_id():
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot)
         await pilot.press("question_mark")
-        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await until_painted(pilot, lambda: isinstance(app.screen, HelpScreen))
         ids = {b.id for b in app.screen.bindings}
         assert {"bind", "namespace", "all-namespaces", "filter", "help", "quit"} <= ids
         await pilot.press("escape")
-        await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+        await until_painted(pilot, lambda: not isinstance(app.screen, HelpScreen))
 
 
 async def test_binding_a_bound_pod_warns_and_n_sends_nothing():
@@ -68,13 +68,13 @@ async def test_binding_a_bound_pod_warns_and_n_sends_nothing():
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot)
         await pilot.press("b", *"worker", "enter")
-        await until(pilot, lambda: len(app.exchanges) == 1)
+        await until_painted(pilot, lambda: len(app.main.exchanges) == 1)
         await pilot.press("b", *"control", "enter")
-        await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmScreen")
+        await until_painted(pilot, lambda: app.screen.__class__.__name__ == "ConfirmScreen")
         assert "already assigned to pair-worker: the API server will refuse" in app.screen.warnings
         await pilot.press("n")
-        await until(pilot, lambda: app.screen.__class__.__name__ != "ConfirmScreen")
-        assert len(app.exchanges) == 1
+        await until_painted(pilot, lambda: app.screen.__class__.__name__ != "ConfirmScreen")
+        assert len(app.main.exchanges) == 1
 
 
 async def test_keys_can_be_remapped_by_binding_id():
@@ -82,7 +82,7 @@ async def test_keys_can_be_remapped_by_binding_id():
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot)
         await pilot.press("B", *"worker", "enter")
-        await until(pilot, lambda: len(app.exchanges) == 1)
+        await until_painted(pilot, lambda: len(app.main.exchanges) == 1)
 
 
 async def test_q_quits():
@@ -90,7 +90,7 @@ async def test_q_quits():
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot)
         await pilot.press("q")
-        await until(pilot, lambda: not app.is_running)
+        await until_painted(pilot, lambda: not app.is_running)
 
 
 async def test_a_fast_double_enter_in_the_chooser_does_not_pop_the_screen_below():
@@ -103,7 +103,7 @@ async def test_a_fast_double_enter_in_the_chooser_does_not_pop_the_screen_below(
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot)
         await pilot.press("b")
-        await until(pilot, lambda: isinstance(app.screen, ChooserScreen))
+        await until_painted(pilot, lambda: isinstance(app.screen, ChooserScreen))
         chooser = app.screen
         await pilot.press("down", "enter", "enter")
         await pilot.pause(0.2)

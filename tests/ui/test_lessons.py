@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 
 from observatory.lessons import load_lesson
-from observatory.ui.lesson_flow import make_lesson_run
+from observatory.ui.lesson import make_lesson_run
 from observatory.ui.widgets.lesson_pane import (
     LessonView,
     commands,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from observatory.settings import LabSettings
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.confirm import ConfirmScreen
 from observatory.ui.widgets.lesson_pane import LessonPane
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 MANUAL = "sched-lab/manual"
 ALREADY_ASSIGNED = ('Operation cannot be fulfilled on pods/binding "manual": pod manual is already assigned to node '
@@ -57,13 +56,9 @@ async def make_app(lab):
         await source.close()
 
 
-async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 30.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
-
-
 def ticked(app: ObservatoryApp) -> list[int]:
     """The 1-based numbers of the ticked steps."""
-    return [n for n, at in enumerate(app.lesson_run.ticked, start=1) if at is not None]
+    return [n for n, at in enumerate(app.main.lesson.run.ticked, start=1) if at is not None]
 
 
 def pane_text(app: ObservatoryApp) -> str:
@@ -93,7 +88,7 @@ async def manual_uid(http: aiohttp.ClientSession) -> str:
 async def flushes(pilot, count: int = 5) -> None:
     """Let ``count`` refresh intervals pass, each with its flush and lesson evaluation."""
     for _ in range(count):
-        await pilot.pause(pilot.app.refresh_interval)
+        await pilot.pause(pilot.app.main.refresh_interval)
 
 
 # -- manual-binding: a step that must not pass early -----------------------------------------------------------------
@@ -103,12 +98,12 @@ async def test_no_failed_scheduling_event_does_not_pass_while_one_exists(make_ap
     app = await make_app("manual-binding")
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: ticked(app) == [1], "step 1 (the pod exists)")
-        reasons = await until(pilot, lambda: {e.reason for e in app.state.events_for(MANUAL)}, "the event watched")
+        reasons = await until(pilot, lambda: {e.reason for e in app.main.state.events_for(MANUAL)}, "the event watched")
         assert reasons == {"FailedScheduling"}
         await flushes(pilot, 10)
         assert ticked(app) == [1], "step 2 must not pass while a FailedScheduling event exists"
-        assert app.lesson_run.current == 1
-        detail = app.lesson_run.detail(1)
+        assert app.main.lesson.run.current == 1
+        detail = app.main.lesson.run.detail(1)
         assert f"pod {MANUAL} has a Warning FailedScheduling event from default-scheduler: {REFUSAL}" in detail
         text = pane_text(app)
         assert "Lesson manual-binding: step 2 of 6" in text
@@ -120,7 +115,7 @@ async def test_no_failed_scheduling_event_does_not_pass_while_one_exists(make_ap
         await until(pilot, lambda: ticked(app) == [1, 2], "step 2, once the event is gone")
         await flushes(pilot)
         assert ticked(app) == [1, 2], "step 3 waits for a Binding"
-        assert app.lesson_run.detail(2) == (f"no Binding of {MANUAL} sent from observatory yet; pod {MANUAL}: "
+        assert app.main.lesson.run.detail(2) == (f"no Binding of {MANUAL} sent from observatory yet; pod {MANUAL}: "
                                             "spec.nodeName <empty>, not set")
         await until(pilot, lambda: "✓ 2. Confirm the negative result" in pane_text(app), "the tick shown")
 
@@ -135,11 +130,11 @@ async def test_later_steps_never_tick_before_an_earlier_one(make_app, http):
                    "target": {"apiVersion": "v1", "kind": "Node", "name": "pair-worker"}}
         async with http.post("/api/v1/namespaces/sched-lab/pods/manual/binding", json=binding) as response:
             assert response.status == 201
-        await until(pilot, lambda: app.state.pods[MANUAL].phase == "Running", "the pod Running")
+        await until(pilot, lambda: app.main.state.pods[MANUAL].phase == "Running", "the pod Running")
         await flushes(pilot, 10)
         assert ticked(app) == [1]
-        assert app.lesson_run.current == 1
-        detail = app.lesson_run.detail(1)
+        assert app.main.lesson.run.current == 1
+        detail = app.main.lesson.run.detail(1)
         assert f"pod {MANUAL}: phase Running, not Pending, spec.nodeName pair-worker, not <empty>" in detail
         assert "FailedScheduling" in detail
         assert "▶ 2. Confirm the negative result" in pane_text(app)
@@ -153,38 +148,38 @@ async def test_walking_manual_binding_with_keys_ticks_every_step_and_exports_the
     monkeypatch.chdir(tmp_path)  # the transcript's default folder
     app = await make_app("manual-binding")
     exports: list[tuple[Path, Path] | None] = []
-    export = app.export_transcript
+    export = app.main.teaching.export_transcript
 
     def counted(*args: Any, **kwargs: Any) -> tuple[Path, Path] | None:
         exports.append(export(*args, **kwargs))
         return exports[-1]
 
-    app.export_transcript = counted  # type: ignore[method-assign]
+    app.main.teaching.export_transcript = counted  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: ticked(app) == [1, 2], "steps 1 and 2 (the seed pod, untouched)")
-        await until(pilot, lambda: app.selected == MANUAL, "the only pending pod selected")
+        await until(pilot, lambda: app.main.selected == MANUAL, "the only pending pod selected")
 
         await pilot.press("b", *"worker", "enter")
-        await until(pilot, lambda: len(app.exchanges) == 1, "the first Binding's answer")
-        assert app.exchanges[0].status_line == "HTTP/1.1 201 Created"
+        await until(pilot, lambda: len(app.main.exchanges) == 1, "the first Binding's answer")
+        assert app.main.exchanges[0].status_line == "HTTP/1.1 201 Created"
         await until(pilot, lambda: 3 in ticked(app), "step 3 (the Binding sent)")
         await until(pilot, lambda: ticked(app) == [1, 2, 3, 4], "step 4 (empty then set, and Running)")
-        detail = app.lesson_run.detail(3)  # what the passing check found
+        detail = app.main.lesson.run.detail(3)  # what the passing check found
         assert detail.startswith(f"pod {MANUAL}: spec.nodeName <empty> at resourceVersion ")
-        assert detail.endswith(f"then pair-worker at resourceVersion {app.state.timeline(MANUAL)[1].resource_version}"
-                               f"; pod {MANUAL}: phase Running")
+        bound_at = app.main.state.timeline(MANUAL)[1].resource_version
+        assert detail.endswith(f"then pair-worker at resourceVersion {bound_at}; pod {MANUAL}: phase Running")
         assert exports == []
 
         await pilot.press("b", *"control", "enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the warning")
         await pilot.press("y")
-        await until(pilot, lambda: len(app.exchanges) == 2, "the second Binding's answer")
-        assert app.exchanges[1].status_message == ALREADY_ASSIGNED
-        await until(pilot, lambda: app.lesson_run.done, "every step ticked")
+        await until(pilot, lambda: len(app.main.exchanges) == 2, "the second Binding's answer")
+        assert app.main.exchanges[1].status_message == ALREADY_ASSIGNED
+        await until(pilot, lambda: app.main.lesson.run.done, "every step ticked")
         await until(pilot, lambda: "Transcript:" in pane_text(app), "where the transcript went")
         await flushes(pilot)
 
-        times = app.lesson_run.ticked
+        times = app.main.lesson.run.ticked
         assert list(times) == sorted(times), "steps tick in order"
         assert len(exports) == 1 and exports[0] is not None, "exported once"
         markdown, twin = exports[0]
@@ -220,11 +215,11 @@ async def test_l_hides_and_shows_the_lesson_pane(make_app):
 
 async def test_without_a_lesson_there_is_no_lesson_pane_and_no_l(make_app):
     connection_app = await make_app("manual-binding")
-    app = ObservatoryApp(connection_app.source, refresh_interval=0.05)
+    app = ObservatoryApp(connection_app.main.source, refresh_interval=0.05)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert not app.query(LessonPane) and not app.has_class("-lesson")
-        assert app.check_action("toggle_lesson", ()) is False
+        assert app.main.check_action("toggle_lesson", ()) is False
 
 
 # -- scheduled-pod: kubectl run against the lab -------------------------------------------------------------------
@@ -235,10 +230,10 @@ async def test_scheduled_pod_ticks_as_kubectl_run_creates_the_pod_and_the_schedu
     monkeypatch.chdir(tmp_path)
     app = await make_app("scheduled-pod")
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: all(w.state == "live" for w in app.state.watch_states.values())
-                    and len(app.state.watch_states) == 3, "every watch live")
+        await until(pilot, lambda: all(w.state == "live" for w in app.main.state.watch_states.values())
+                    and len(app.main.state.watch_states) == 3, "every watch live")
         await flushes(pilot)
-        assert ticked(app) == [] and app.lesson_run.detail(0) == "no pod default/seamb yet"
+        assert ticked(app) == [] and app.main.lesson.run.detail(0) == "no pod default/seamb yet"
 
         process = await asyncio.create_subprocess_exec(
             kubectl, "--kubeconfig", str(lab.kubeconfig_path), "run", "seamb", "--image=nginx", "--restart=Never",
@@ -247,15 +242,15 @@ async def test_scheduled_pod_ticks_as_kubectl_run_creates_the_pod_and_the_schedu
         assert process.returncode == 0, err.decode()
         assert out.decode().strip() == "pod/seamb created"
 
-        await until(pilot, lambda: app.lesson_run.done, "every step of scheduled-pod ticked")
-        times = app.lesson_run.ticked
+        await until(pilot, lambda: app.main.lesson.run.done, "every step of scheduled-pod ticked")
+        times = app.main.lesson.run.ticked
         assert list(times) == sorted(times)
-        node = app.state.pods["default/seamb"].node_name
+        node = app.main.state.pods["default/seamb"].node_name
         assert node in ("pair-worker", "pair-control-plane")
-        progress = app.lesson_run.progress()
+        progress = app.main.lesson.run.progress()
         assert progress.steps[1].detail.startswith("pod default/seamb: spec.nodeName <empty> at resourceVersion ")
         assert progress.steps[1].detail.endswith(f"then {node} at resourceVersion "
-                                                 f"{app.state.timeline('default/seamb')[1].resource_version}")
+                                                 f"{app.main.state.timeline('default/seamb')[1].resource_version}")
         assert progress.steps[2].detail.startswith("pod default/seamb has a Normal Scheduled event from "
                                                    f"default-scheduler: Successfully assigned default/seamb to {node}")
         assert progress.steps[3].detail == f"pod default/seamb: phase Running, spec.nodeName {node}"

@@ -31,7 +31,7 @@ def make_app() -> ObservatoryApp:
 
 async def at_step_3(pilot) -> None:
     app = pilot.app
-    await eventually(lambda: app.lesson_run.current == 2 and app.selected == "sched-lab/manual"
+    await eventually(lambda: app.main.lesson.run.current == 2 and app.main.selected == "sched-lab/manual"
                      and app.query_one("#lesson").shown is not None and app.query_one("#lesson").shown.current == 2,
                      "step 3 shown", pause=lambda: pilot.pause(0.05))
     await pilot.pause(0.15)

@@ -8,9 +8,6 @@ wording, the 403 messages from kube-apiserver's format; none is copied from what
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 from textual.widgets import OptionList
 
@@ -26,7 +23,7 @@ from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.permissions_banner import PermissionsBanner
 from observatory.ui.widgets.why_pane import WhyPane
 from tests.ui.fakes import RecordedSource
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 
 @pytest.fixture
@@ -46,10 +43,6 @@ async def app_as(rbac_lab):
         await source.close()
 
 
-async def until(pilot, check: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
-
-
 def banner(app: ObservatoryApp) -> str:
     widgets = app.query(PermissionsBanner)
     return "\n".join(widgets.first().lines) if widgets and widgets.first().display else ""
@@ -63,20 +56,20 @@ async def select(pilot, app: ObservatoryApp, key: str) -> None:
     pane = app.query_one(PendingPodsPane)
     await until(pilot, lambda: key in pane.rows, f"{key} in the pending pane")
     pane.select(key)
-    await until(pilot, lambda: app.selected == key, f"{key} selected")
+    await until(pilot, lambda: app.main.selected == key, f"{key} selected")
 
 
 async def test_a_forbidden_all_namespaces_list_falls_back_to_the_contexts_namespace(app_as):
     app = await app_as("alice")
     async with app.run_test(size=(140, 45)) as pilot:
-        await until(pilot, lambda: app.source.namespace == "team-a", "the fallback to team-a (alice's context)")
+        await until(pilot, lambda: app.main.source.namespace == "team-a", "the fallback to team-a (alice's context)")
         text = await until(pilot, lambda: banner(app), "the banner")
         assert "listing all namespaces is forbidden; showing namespace team-a" in text
         assert text.startswith("pods") or text.startswith("events")
         pane = app.query_one(PendingPodsPane)
         await until(pilot, lambda: "team-a/waiting" in pane.rows, "team-a's pods")
         assert "team-b/other" not in pane.rows
-        assert app.state.watch_states["pods"].state == "live"
+        assert app.main.state.watch_states["pods"].state == "live"
         # the header names the scope
         assert "scope team-a" in app.query_one("#header").content.plain
 
@@ -90,7 +83,7 @@ async def test_a_403_in_the_namespace_shown_is_on_the_banner_in_the_servers_word
             text = await until(pilot, lambda: banner(app), "the banner")
             assert 'pods: pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the ' \
                    'namespace "team-b"' in text.splitlines()
-            assert app.source.namespace == "team-b"  # -n is kept: only an all-namespaces scope falls back
+            assert app.main.source.namespace == "team-b"  # -n is kept: only an all-namespaces scope falls back
     finally:
         await source.close()
 
@@ -98,7 +91,7 @@ async def test_a_403_in_the_namespace_shown_is_on_the_banner_in_the_servers_word
 async def test_nodes_forbidden_builds_the_placement_from_the_pods_node_names(app_as):
     app = await app_as("alice")
     async with app.run_test(size=(140, 45)) as pilot:
-        await until(pilot, lambda: app.state.nodes_forbidden, "nodes forbidden")
+        await until(pilot, lambda: app.main.state.nodes_forbidden, "nodes forbidden")
         nodes = app.query_one(NodesPane)
         await until(pilot, lambda: "node details forbidden" in str(nodes.border_title), "the nodes pane's mark")
         block = await until(pilot, lambda: next((str(s.content) for s in nodes.query(".node")
@@ -126,11 +119,11 @@ async def test_bind_disabled_by_the_access_review(app_as):
         reason = "Bind disabled: not allowed to create pods/binding in team-a (RBAC)"
         await until(pilot, lambda: reason in banner(app), "the reason on screen")
         await until(pilot, lambda: not bind_binding(app).enabled, "Bind dimmed in the footer")
-        assert app.check_action("bind", ()) is None
+        assert app.main.check_action("bind", ()) is None
         await pilot.press("b")
         await pilot.pause(0.2)
         assert not isinstance(app.screen, (ChooserScreen, ConfirmScreen))
-        assert app.exchanges == []  # nothing sent
+        assert app.main.exchanges == []  # nothing sent
         # The exchange pane no longer says "press b": it says why b does nothing.
         hint = str(app.query_one("#exchange-empty").render())
         assert hint == f"No Binding sent yet. {reason}: b does nothing here."
@@ -141,13 +134,13 @@ async def test_bind_allowed_by_the_access_review_is_offered(app_as):
     app = await app_as("binder")
     async with app.run_test(size=(140, 45)) as pilot:
         await select(pilot, app, "team-a/waiting")
-        await until(pilot, lambda: app.source.namespace == "team-a" and "team-a" in (app._access or {}),
+        await until(pilot, lambda: app.main.source.namespace == "team-a" and "team-a" in app.main.permissions.access,
                     "binder's access review")
-        assert app._access["team-a"].allowed is True
+        assert app.main.permissions.access["team-a"].allowed is True
         assert "Bind" not in banner(app)
         assert bind_binding(app).enabled
         assert str(app.query_one("#exchange-empty").render()) == EMPTY_HINT
-        await until(pilot, lambda: "pair-worker" in app.state.nodes, "nodes listed")
+        await until(pilot, lambda: "pair-worker" in app.main.state.nodes, "nodes listed")
         await pilot.press("b")
         chooser = await until(pilot, lambda: app.screen if isinstance(app.screen, ChooserScreen) else None,
                               "the chooser")
@@ -171,7 +164,7 @@ async def test_access_unknown_never_blocks_bind():
         text = await until(pilot, lambda: banner(app), "the banner")
         assert text == ("Bind: access unknown in sched-lab (the API server does not serve SelfSubjectAccessReview "
                         "(404))")
-        assert bind_binding(app).enabled and app.check_action("bind", ()) is True
+        assert bind_binding(app).enabled and app.main.check_action("bind", ()) is True
         await pilot.press("b")
         await until(pilot, lambda: isinstance(app.screen, ChooserScreen), "the chooser")
 
@@ -182,7 +175,7 @@ async def test_with_nodes_forbidden_the_chooser_offers_nodes_known_by_name_and_t
     app = await app_as("carol")
     async with app.run_test(size=(140, 45)) as pilot:
         await select(pilot, app, "team-a/waiting")
-        await until(pilot, lambda: app.state.nodes_forbidden and "team-a" in (app._access or {}),
+        await until(pilot, lambda: app.main.state.nodes_forbidden and "team-a" in (app.main.permissions.access or {}),
                     "nodes forbidden, and carol's access review")
         assert bind_binding(app).enabled
         await pilot.press("b")
@@ -194,9 +187,9 @@ async def test_with_nodes_forbidden_the_chooser_offers_nodes_known_by_name_and_t
         await pilot.press("enter")
         confirm = await until(pilot, lambda: app.screen if isinstance(app.screen, ConfirmScreen) else None,
                               "the warning before the bind")
-        assert app.exchanges == []
+        assert app.main.exchanges == []
         assert len(confirm.warnings) == 1
         assert confirm.warnings[0].startswith("node details forbidden: observatory cannot check node pair-worker")
         await pilot.press("y")
-        await until(pilot, lambda: app.exchanges, "the Binding's answer")
-        assert app.exchanges[-1].status == 201
+        await until(pilot, lambda: app.main.exchanges, "the Binding's answer")
+        assert app.main.exchanges[-1].status == 201

@@ -28,7 +28,8 @@ from observatory.ui.widgets.pending_pods import PendingPodsPane
 from tests.e2e.test_bind_race import CREATED_201, KUBECTL_409, is_binding, proxied_kubeconfig
 from tests.kube.forward_proxy import ForwardProxy
 from tests.kube.kc_tools import run
-from tests.ui.test_pilot import bind_via_keys, pending_keys, until
+from tests.ui.helpers import until
+from tests.ui.test_pilot import bind_via_keys, pending_keys
 
 POD, OURS, THEIRS = "sched-lab/manual", "pair-worker", "pair-control-plane"
 ALREADY = 'Operation cannot be fulfilled on pods/binding "manual": pod manual is already assigned to node "{node}"'
@@ -68,13 +69,13 @@ async def test_ui_shows_the_winner_of_a_race_with_kubectl(lab, tmp_path, kubectl
             async with app.run_test(size=(140, 45)) as pilot:
                 await until(pilot, lambda: POD in pending_keys(app))
                 app.query_one(PendingPodsPane).select(POD)
-                await until(pilot, lambda: app.selected == POD)
+                await until(pilot, lambda: app.main.selected == POD)
                 racer = asyncio.create_task(run(
                     kubectl, "--kubeconfig", str(kubeconfig), "create", "--raw",
                     "/api/v1/namespaces/sched-lab/pods/manual/binding", "-f", str(binding)))
                 await bind_via_keys(pilot, app, "worker")
                 theirs = await asyncio.wait_for(racer, timeout=90)
-                ours = app.exchanges[-1]
+                ours = app.main.exchanges[-1]
                 winner = (await get_json(connection.api, "/api/v1/namespaces/sched-lab/pods/manual"))["spec"][
                     "nodeName"]
                 loser = THEIRS if winner == OURS else OURS
@@ -93,11 +94,11 @@ async def test_ui_shows_the_winner_of_a_race_with_kubectl(lab, tmp_path, kubectl
                 assert app.query_one(ExchangePane).border_title.endswith(ours.status_line)
                 # the model and the nodes pane: the pod under the winner, not under the loser
                 await until(pilot, lambda: any(p.node.name == winner and any(pod.key == POD for pod in p.pods)
-                                               for p in app.state.placement()))
+                                               for p in app.main.state.placement()))
                 await until(pilot, lambda: "sched-lab/manual" in node_block(app, winner))
                 assert "sched-lab/manual" not in node_block(app, loser)
                 # the timeline: no node, then the winner, never the loser
-                nodes = [frame.node_name for frame in app.state.timeline(POD)]
+                nodes = [frame.node_name for frame in app.main.state.timeline(POD)]
                 assert nodes[0] == "" and nodes[-1] == winner and loser not in nodes
         finally:
             await source.close()

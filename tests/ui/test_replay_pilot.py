@@ -19,7 +19,6 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -33,7 +32,7 @@ from observatory.settings import LabSettings
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.confirm import ConfirmScreen
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 MANUAL = "sched-lab/manual"
 KEYS = ["b", *"worker", "enter", "b", *"control", "enter", "y"]
@@ -56,13 +55,9 @@ def frozen() -> Callable[[], datetime]:
     return lambda: at
 
 
-async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 30.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
-
-
 async def final_screen(pilot) -> str:
     """The screen once every change has been painted: a flush, then a few refresh intervals."""
-    pilot.app.flush()
+    pilot.app.main.flush()
     await pilot.pause(0.2)
     await pilot.wait_for_scheduled_animations()
     return pilot.app.export_screenshot()
@@ -82,8 +77,8 @@ def screen_lines(svg: str) -> list[str]:
 
 
 def running(app: ObservatoryApp) -> bool:
-    pod = app.state.pods.get(MANUAL)
-    reasons = {e.reason for e in app.state.events_for(MANUAL)}
+    pod = app.main.state.pods.get(MANUAL)
+    reasons = {e.reason for e in app.main.state.events_for(MANUAL)}
     return pod is not None and pod.status == "Running" and {"Pulled", "Started"} <= reasons
 
 
@@ -96,16 +91,16 @@ async def record_live(lab, path: Path, clock: Callable[[], datetime]) -> str:
     try:
         async with app.run_test(size=SIZE) as pilot:
             # The only pending pod is highlighted, so it is selected: no key needed.
-            await until(pilot, lambda: app.selected == MANUAL, "sched-lab/manual selected")
+            await until(pilot, lambda: app.main.selected == MANUAL, "sched-lab/manual selected")
             await pilot.press(*KEYS[:8])
-            await until(pilot, lambda: len(app.exchanges) == 1, "the first Binding's answer")
-            assert app.exchanges[0].status_line == "HTTP/1.1 201 Created"
+            await until(pilot, lambda: len(app.main.exchanges) == 1, "the first Binding's answer")
+            assert app.main.exchanges[0].status_line == "HTTP/1.1 201 Created"
             await until(pilot, lambda: running(app), "the pod Running, with the kubelet's events")
             await pilot.press(*KEYS[8:17])
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the warning before the second bind")
             await pilot.press(KEYS[17])
-            await until(pilot, lambda: len(app.exchanges) == 2, "the second Binding's answer")
-            assert app.exchanges[1].status_message == ALREADY_ASSIGNED
+            await until(pilot, lambda: len(app.main.exchanges) == 2, "the second Binding's answer")
+            assert app.main.exchanges[1].status_message == ALREADY_ASSIGNED
             return await final_screen(pilot)
     finally:
         await source.close()
@@ -121,9 +116,9 @@ async def replayed_screen(path: Path) -> tuple[str, ObservatoryApp]:
     app, source = await replay(path)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: source.finished and len(app.exchanges) == 2 and running(app),
+            await until(pilot, lambda: source.finished and len(app.main.exchanges) == 2 and running(app),
                         "the whole recording played")
-            await until(pilot, lambda: app._replay_finished_shown, "the replay-finished notification")
+            await until(pilot, lambda: app.replay.finished_shown, "the replay-finished notification")
             # Volatile on purpose: the replay says it has finished; the live run had nothing to say.
             app.clear_notifications()
             return await final_screen(pilot), app
@@ -137,8 +132,8 @@ async def test_a_replay_ends_on_the_live_runs_final_screen(lab, tmp_path, frozen
     assert "HTTP/1.1 409 Conflict" in words(live) and "already assigned" in words(live)
 
     screen, app = await replayed_screen(path)
-    assert [ex.status_line for ex in app.exchanges] == ["HTTP/1.1 201 Created", "HTTP/1.1 409 Conflict"]
-    assert app.exchanges[1].status_message == ALREADY_ASSIGNED
+    assert [ex.status_line for ex in app.main.exchanges] == ["HTTP/1.1 201 Created", "HTTP/1.1 409 Conflict"]
+    assert app.main.exchanges[1].status_message == ALREADY_ASSIGNED
     assert screen_lines(screen) == screen_lines(live)  # a readable diff first
     assert screen == live
 
@@ -168,15 +163,15 @@ async def test_keys_pressed_after_a_namespace_change_are_still_recorded(lab, tmp
     app = ObservatoryApp(source, refresh_interval=0.05)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.selected == MANUAL, "sched-lab/manual selected")
+            await until(pilot, lambda: app.main.selected == MANUAL, "sched-lab/manual selected")
             await pilot.press("n")
             await until(pilot, lambda: isinstance(app.screen, ChooserScreen), "the namespace chooser")
             await pilot.press(*"sched-lab", "enter")
-            await until(pilot, lambda: app.source.namespace == "sched-lab", "the new scope")
-            assert app.source is not source  # with_namespace made another RecordingSource
+            await until(pilot, lambda: app.main.source.namespace == "sched-lab", "the new scope")
+            assert app.main.source is not source  # with_namespace made another RecordingSource
             await pilot.press("question_mark", "escape")
     finally:
-        await app.source.close()
+        await app.main.source.close()
     keys = [e.key for e in load_recording(path).entries if isinstance(e, KeyEntry)]
     assert keys == ["n", *"sched", "minus", *"lab", "enter", "question_mark", "escape"]  # Textual's key names
 
@@ -192,9 +187,9 @@ async def test_keys_pressed_after_a_namespace_change_are_still_recorded(lab, tmp
             await until(pilot, lambda: replayed.finished, "the whole recording played")
             await pilot.pause()
             assert app.screen is app.screen_stack[0]  # the chooser and the help screen were closed, as live
-            assert app.source is replayed and app.source.namespace is None
+            assert app.main.source is replayed and app.main.source.namespace is None
             assert any(m.startswith("A replay keeps the recorded scope") for m in said)
-            assert app.exchanges == []
+            assert app.main.exchanges == []
     finally:
         await replayed.close()
 
@@ -215,11 +210,11 @@ async def test_n_and_a_are_off_during_a_replay(lab, tmp_path, frozen):
                 said.clear()
                 await pilot.press(key)
                 assert not isinstance(app.screen, ChooserScreen), "no chooser: the scope cannot change"
-                assert app.source is source and app.source.namespace is None
+                assert app.main.source is source and app.main.source.namespace is None
                 assert {w for w in app.workers if w.group == "streams"} == streams  # nothing was restarted
                 assert said == ["A replay keeps the recorded scope (all namespaces): the recording holds only what "
                                 "was watched, so n and a are off."]
-            assert len(app.exchanges) == 2
+            assert len(app.main.exchanges) == 2
     finally:
         await source.close()
 
@@ -231,7 +226,7 @@ async def test_the_recorded_q_does_not_quit_the_replay_but_a_q_pressed_then_does
     app = ObservatoryApp(source, refresh_interval=0.05)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.selected == MANUAL, "sched-lab/manual selected")
+            await until(pilot, lambda: app.main.selected == MANUAL, "sched-lab/manual selected")
             await pilot.press("q")  # the usual end of a recorded session
             await until(pilot, lambda: not app.is_running, "the live app quit")
     finally:
@@ -244,7 +239,7 @@ async def test_the_recorded_q_does_not_quit_the_replay_but_a_q_pressed_then_does
     app.notify = lambda message, **kw: (said.append(message), notify(message, **kw))[1]  # type: ignore[method-assign]
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: replayed.finished and app._replay_finished_shown, "the whole recording played")
+            await until(pilot, lambda: replayed.finished and app.replay.finished_shown, "the whole recording played")
             await pilot.pause()
             assert app.is_running
             assert "The recorded session quit here; the replay stays on this screen. q quits." in said
@@ -263,9 +258,9 @@ async def test_a_lesson_walked_over_a_replay_ticks_on_the_recorded_clock(lab, tm
                          lesson=load_lesson("manual-binding"))
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.lesson_run.done and "Transcript:" in app.lesson_transcript,
+            await until(pilot, lambda: app.main.lesson.run.done and "Transcript:" in app.main.lesson.transcript,
                         "every step ticked and the transcript written")
-            assert app.lesson_run.ticked == (frozen(),) * 6  # the recorder's clock, not the wall clock
+            assert app.main.lesson.run.ticked == (frozen(),) * 6  # the recorder's clock, not the wall clock
     finally:
         await source.close()
     # Named for the recorded clock, as the live run's would be: "-replay" keeps it from overwriting that one.

@@ -22,7 +22,7 @@ from observatory.replay import ReplaySource, load_recording
 from observatory.ui.app import ObservatoryApp
 from observatory.ui.screens.confirm import ConfirmScreen
 from tests.ui.fakes import RecordedSource, frozen_clock
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 SIZE = (120, 40)
 KEYS = ["b", *"worker", "enter", "b", *"control", "enter", "y"]
@@ -37,12 +37,8 @@ def utc_local_time(monkeypatch):
     time.tzset()
 
 
-async def until(pilot, check, what: str = "the app state", timeout: float = 30.0) -> None:
-    await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
-
-
 async def final_screen(pilot) -> str:
-    pilot.app.flush()
+    pilot.app.main.flush()
     await pilot.pause(0.2)
     await pilot.wait_for_scheduled_animations()
     return pilot.app.export_screenshot()
@@ -56,13 +52,13 @@ def record_session(path: Path) -> str:
         app = ObservatoryApp(source, clock=frozen_clock, refresh_interval=0.05)
         try:
             async with app.run_test(size=SIZE) as pilot:
-                await until(pilot, lambda: app.selected == "sched-lab/manual", "the only pending pod selected")
+                await until(pilot, lambda: app.main.selected == "sched-lab/manual", "the only pending pod selected")
                 await pilot.press(*KEYS[:8])
-                await until(pilot, lambda: len(app.exchanges) == 1, "the 201")
+                await until(pilot, lambda: len(app.main.exchanges) == 1, "the 201")
                 await pilot.press(*KEYS[8:17])
                 await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the warning")
                 await pilot.press(KEYS[17])
-                await until(pilot, lambda: len(app.exchanges) == 2, "the 409")
+                await until(pilot, lambda: len(app.main.exchanges) == 2, "the 409")
                 return await final_screen(pilot)
         finally:
             await source.close()
@@ -78,8 +74,8 @@ def test_replay_of_a_recorded_bind_session_120x40(snap_compare, tmp_path):
     replayed: list[str] = []
 
     async def played(pilot) -> None:
-        await until(pilot, lambda: source.finished and len(app.exchanges) == 2, "the whole recording played")
-        await until(pilot, lambda: app._replay_finished_shown, "the replay-finished notification")
+        await until(pilot, lambda: source.finished and len(app.main.exchanges) == 2, "the whole recording played")
+        await until(pilot, lambda: app.replay.finished_shown, "the replay-finished notification")
         # The toast is mounted after notify() returns: clearing before it is on screen would leave it there.
         await until(pilot, lambda: app.screen.query("Toast"), "the replay-finished toast on screen")
         app.clear_notifications()  # the replay's own news: the live run had none
@@ -88,5 +84,5 @@ def test_replay_of_a_recorded_bind_session_120x40(snap_compare, tmp_path):
         replayed.append(await final_screen(pilot))
 
     assert snap_compare(app, terminal_size=SIZE, run_before=played)
-    assert [ex.status_line for ex in app.exchanges] == ["HTTP/1.1 201 Created", "HTTP/1.1 409 Conflict"]
+    assert [ex.status_line for ex in app.main.exchanges] == ["HTTP/1.1 201 Created", "HTTP/1.1 409 Conflict"]
     assert replayed == [live]

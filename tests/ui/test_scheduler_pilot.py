@@ -9,7 +9,6 @@ never fixed sleeps.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.nodes_pane import render_node
 from observatory.ui.widgets.why_pane import WhyPane
 from tests.scheduler.conftest import CPU_TOO_MUCH, SCHEDULER, pod_manifest
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 CREATED_201 = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}\n'
 NODES = {"pair-control-plane", "pair-worker"}
@@ -39,10 +38,6 @@ def lab_settings() -> LabSettings:
     return LabSettings(kubelet_start_seconds=0.3)
 
 
-async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 30.0) -> Any:
-    return await eventually(check, what, timeout=timeout, pause=lambda: pilot.pause(0.05))
-
-
 async def create(http, body: dict[str, Any]) -> None:
     async with http.post(f"/api/v1/namespaces/{body['metadata']['namespace']}/pods", json=body) as resp:
         assert resp.status == 201, await resp.text()
@@ -50,7 +45,7 @@ async def create(http, body: dict[str, Any]) -> None:
 
 def waiting(app: ObservatoryApp, scheduler: str = SCHEDULER) -> set[str]:
     """Pods of ``scheduler`` the screen shows as pending with no node."""
-    return {row.pod.key for row in app.state.pending()
+    return {row.pod.key for row in app.main.state.pending()
             if row.pod.scheduler_name == scheduler and not row.pod.node_name and not row.bound_to}
 
 
@@ -59,7 +54,7 @@ def node_of(lab, name: str) -> str | None:
 
 
 def decided(app: ObservatoryApp, pod: str, outcome: str) -> list:
-    return [d for d in app.scheduler_decisions if d.pod == f"sched-lab/{pod}" and d.outcome == outcome]
+    return [d for d in app.main.scheduler.decisions if d.pod == f"sched-lab/{pod}" and d.outcome == outcome]
 
 
 def header(app: ObservatoryApp) -> str:
@@ -77,7 +72,7 @@ async def start_with_keys(pilot, name: str = SCHEDULER) -> None:
                 "the policy chooser")
     assert next(oid for oid, _ in app.screen.options) == "least-allocated"
     await pilot.press("enter")  # the default, highlighted first
-    await until(pilot, lambda: app.scheduler_run is not None, "the scheduler started")
+    await until(pilot, lambda: app.main.scheduler.run_now is not None, "the scheduler started")
 
 
 async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app, lab, http):
@@ -98,19 +93,19 @@ async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app,
         for name in "abc":
             node = node_of(lab, name)
             assert node in NODES and decided(app, name, "bound")[0].node == node
-        placed = {p.node.name: render_node(p, None).plain for p in app.state.placement()}
+        placed = {p.node.name: render_node(p, None).plain for p in app.main.state.placement()}
         assert all(f"sched-lab/{n}" in placed[node_of(lab, n)] for n in "abc")
         await until(pilot, lambda: "3 bound, 0 unschedulable" in header(app), "the header's count")
         assert f"scheduler {SCHEDULER} (least-allocated) running: 3 bound, 0 unschedulable" in header(app)
 
         # The decision table: a row per node with its verdict and score, the chosen node marked. The latest is the
         # decision of the latest scheduling cycle (Bindings are answered in any order).
-        cycles = sorted(app.scheduler_decisions, key=lambda d: d.queue_order)
+        cycles = sorted(app.main.scheduler.decisions, key=lambda d: d.queue_order)
         assert [d.cycle for d in cycles] == [1, 2, 3]
         latest = cycles[-1]
         assert latest.outcome == "bound" and set(latest.verdicts) == NODES
-        await until(pilot, lambda: len(app.scheduler_decisions) == 3 and latest.pod in pane.plain().splitlines()[0],
-                    "the latest decision shown")
+        await until(pilot, lambda: len(app.main.scheduler.decisions) == 3
+                    and latest.pod in pane.plain().splitlines()[0], "the latest decision shown")
         text = pane.plain()
         assert text.splitlines()[0].lstrip().startswith("#3 ")
         assert "NODE" in text and "FILTERS" in text and "SCORE" in text
@@ -127,7 +122,7 @@ async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app,
         assert "Synced:" in pane.log_line and "Synced" not in text
         hh, mm, ss = pane.log_line.split()[0].split(":")
         assert all(part.isdigit() and len(part) == 2 for part in (hh, mm, ss))
-        title = app.scheduler_run.title
+        title = app.main.scheduler.run_now.title
         assert pane.border_title == title and len(title) + 6 <= pane.outer_size.width  # "╭─ title ─╮", uncut
         assert "bound" not in title  # the counts are in the header
 
@@ -135,7 +130,8 @@ async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app,
         exchanges = app.query_one(ExchangePane)
         await until(pilot, lambda: len(exchanges.query(".exchange")) == 3, "three exchanges shown")
         assert exchanges.border_title == "HTTP exchange: HTTP/1.1 201 Created"
-        assert all(d.exchange.response_body == CREATED_201 for d in app.scheduler_decisions if d.outcome == "bound")
+        bound = [d for d in app.main.scheduler.decisions if d.outcome == "bound"]
+        assert all(d.exchange is not None and d.exchange.response_body == CREATED_201 for d in bound)
 
         # A pod that fits nowhere: FailedScheduling with the FitError text, in the pane and in the header.
         await create(http, pod_manifest("huge", cpu="100"))
@@ -150,11 +146,11 @@ async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app,
 
         # w: the Why pane of the selected pod in the decisions' place while the scheduler runs, w again: back.
         app.query_one("#pending").select("sched-lab/huge")
-        await until(pilot, lambda: app.selected == "sched-lab/huge", "huge selected")
+        await until(pilot, lambda: app.main.selected == "sched-lab/huge", "huge selected")
         await pilot.press("w")
         why = app.query_one(WhyPane)
         await until(pilot, lambda: why.display and not pane.display, "the Why pane in the decisions' place")
-        assert app.scheduler_run is not None and why.region.width >= 40
+        assert app.main.scheduler.run_now is not None and why.region.width >= 40
         await until(pilot, lambda: why.border_title == "Why: sched-lab/huge" and why.fit_text("pair-worker"),
                     "the Why pane of the selected pod")
         assert "NodeResourcesFit" in why.fit_text("pair-worker")  # its cpu request of 100 fits nowhere
@@ -163,17 +159,18 @@ async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app,
 
         # r again stops it: the Why pane is back, the worker is gone, and a new pod stays pending.
         await pilot.press("r")
-        await until(pilot, lambda: app.scheduler_run is None and "scheduler" not in header(app),
-                    "the scheduler stopped")
+        # The badge is gone (the header's kubeconfig path may hold "scheduler": pytest names the folder after the test).
+        await until(pilot, lambda: app.main.scheduler.run_now is None and f"scheduler {SCHEDULER} (" not in header(app)
+                    and app.main.panes.header.scheduler is None, "the scheduler stopped")
         assert app.query_one(WhyPane).display and not pane.display
         await until(pilot, lambda: all(w.state in (WorkerState.CANCELLED, WorkerState.SUCCESS, WorkerState.ERROR)
                                        for w in app.workers if w.group == "scheduler"), "the worker ended")
-        count = len(app.scheduler_decisions)
+        count = len(app.main.scheduler.decisions)
         await create(http, pod_manifest("late", tolerations=TOLERATE_CONTROL_PLANE))
         # The lab's default-scheduler binds a pod of its own meanwhile: proof that time passed with schedulers busy.
         await create(http, pod_manifest("probe", scheduler="default-scheduler"))
         await until(pilot, lambda: node_of(lab, "probe") and "sched-lab/late" in waiting(app), "probe bound")
-        assert node_of(lab, "late") is None and len(app.scheduler_decisions) == count
+        assert node_of(lab, "late") is None and len(app.main.scheduler.decisions) == count
 
 
 async def test_read_only_runs_a_dry_run_from_the_palette_and_binds_nothing(make_app, lab, http):
@@ -193,8 +190,8 @@ async def test_read_only_runs_a_dry_run_from_the_palette_and_binds_nothing(make_
         await until(pilot, lambda: isinstance(app.screen, ChooserScreen) and "policy" in app.screen.title_text,
                     "the policy chooser")
         await pilot.press(*"first", "enter")
-        await until(pilot, lambda: app.scheduler_run is not None, "the scheduler started")
-        assert app.scheduler_run.options.dry_run and app.scheduler_run.options.policy == "first-fit"
+        await until(pilot, lambda: app.main.scheduler.run_now is not None, "the scheduler started")
+        assert app.main.scheduler.run_now.options.dry_run and app.main.scheduler.run_now.options.policy == "first-fit"
 
         await until(pilot, lambda: decided(app, "a", "dry-run") and decided(app, "b", "dry-run"), "two dry runs")
         pane = app.query_one(DecisionsPane)
@@ -203,7 +200,7 @@ async def test_read_only_runs_a_dry_run_from_the_palette_and_binds_nothing(make_
         await until(pilot, lambda: "dry run: 2 would bind" in header(app), "the header's count")
         assert "READ-ONLY" in header(app)
         # Nothing was sent: no Binding, no exchange, no event; the pods are still waiting.
-        assert all(d.exchange is None for d in app.scheduler_decisions)
+        assert all(d.exchange is None for d in app.main.scheduler.decisions)
         assert node_of(lab, "a") is None and node_of(lab, "b") is None
         assert waiting(app) == {"sched-lab/a", "sched-lab/b"}
         assert not app.query_one(ExchangePane).query(".exchange")
@@ -217,5 +214,5 @@ async def test_read_only_runs_a_dry_run_from_the_palette_and_binds_nothing(make_
         await until(pilot, lambda: "Stop scheduler" in str(app.screen.query_one("CommandList").get_option_at_index(0)
                                                               .prompt), "the palette entry")
         await pilot.press("enter")
-        await until(pilot, lambda: app.scheduler_run is None, "the scheduler stopped")
+        await until(pilot, lambda: app.main.scheduler.run_now is None, "the scheduler stopped")
         assert app.query_one(WhyPane).display and not pane.display

@@ -24,7 +24,7 @@ from textual.app import App
 from observatory.model.decisions import SchedulingDecision
 from observatory.scheduler.options import SchedulerOptions
 from observatory.ui.app import ObservatoryApp
-from observatory.ui.scheduler_flow import scheduler_name_options
+from observatory.ui.scheduler import scheduler_name_options
 from observatory.ui.widgets.decisions_pane import (
     ALL_NODES_UP_TO,
     DecisionsPane,
@@ -34,7 +34,7 @@ from observatory.ui.widgets.decisions_pane import (
 )
 from tests.scheduler.conftest import CPU_TOO_MUCH
 from tests.ui.fakes import FROZEN, RecordedSource, frozen_clock
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 TAINTED = "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
 """TaintToleration's reason on the pair's control plane (../shared/k8s-api-reference.md §4.3a)."""
@@ -48,7 +48,7 @@ class SchedulingSource(RecordedSource):
         super().__init__(**kw)
         self.started: list[SchedulerOptions] = []
 
-    async def run_scheduler(self, options: SchedulerOptions, *,
+    async def run_scheduler(self, options: SchedulerOptions, *, namespace: str | None = None,
                             log: Callable[[str], None] | None = None) -> AsyncIterator[SchedulingDecision]:
         self.started.append(options)
         if log is not None:
@@ -78,24 +78,21 @@ def utc_local_time(monkeypatch):
 
 
 def make_app() -> ObservatoryApp:
-    return ObservatoryApp(SchedulingSource(), clock=frozen_clock, refresh_interval=0.05)
-
-
-async def until(pilot, check, timeout: float = 10.0) -> None:
-    await eventually(check, "the app state", timeout, pause=lambda: pilot.pause(0.05))
+    source = SchedulingSource()
+    return ObservatoryApp(source, clock=frozen_clock, refresh_interval=0.05, scheduler=source)
 
 
 async def run_scheduler(pilot) -> None:
     app = pilot.app
     await until(pilot, lambda: "sched-lab/manual" in app.query_one("#pending").rows)
     app.query_one("#pending").select("sched-lab/manual")
-    await until(pilot, lambda: app.selected == "sched-lab/manual")
+    await until(pilot, lambda: app.main.selected == "sched-lab/manual")
     await pilot.press("r")
     await until(pilot, lambda: app.screen.__class__.__name__ == "ChooserScreen")
     await pilot.press(*"nobody", "enter")  # the seed pod's schedulerName, nobody-at-all
     await until(pilot, lambda: "policy" in getattr(app.screen, "title_text", ""))
     await pilot.press("enter")
-    await until(pilot, lambda: app.scheduler_decisions and app.state.recently_bound()
+    await until(pilot, lambda: app.main.scheduler.decisions and app.main.state.recently_bound()
                 and len(app.query("#exchange .exchange")) == 1 and "1 bound" in str(app.query_one("#header").render()))
     await pilot.pause(0.15)  # three refresh intervals: the flush after the change has rendered
     await pilot.wait_for_scheduled_animations()
@@ -112,14 +109,14 @@ def test_scheduler_running_80x24(snap_compare):
 async def test_chooser_offers_the_names_no_scheduler_has_looked_at_first():
     app = ObservatoryApp(RecordedSource(scenario="refusals"), clock=frozen_clock, refresh_interval=0.05)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.state.schedulers_seen())
-        names = [oid for oid, _ in scheduler_name_options(app.state)]
+        await until(pilot, lambda: app.main.state.schedulers_seen())
+        names = [oid for oid, _ in scheduler_name_options(app.main.state)]
         # refusals: default-scheduler's refused pods (it has looked) and none for another name
         assert names[-1] == "default-scheduler"
-        assert "a scheduler of this name reported" in dict(scheduler_name_options(app.state))[names[-1]].plain
+        assert "a scheduler of this name reported" in dict(scheduler_name_options(app.main.state))[names[-1]].plain
         await pilot.press("r")  # this source cannot run a scheduler: said, and nothing opens
         await pilot.pause(0.1)
-        assert app.scheduler_run is None and app.screen is app.screen_stack[0]
+        assert app.main.scheduler.run_now is None and app.screen is app.screen_stack[0]
 
 
 async def test_r_is_in_help_and_a_second_r_stops_the_fake_scheduler():
@@ -134,8 +131,8 @@ async def test_r_is_in_help_and_a_second_r_stops_the_fake_scheduler():
         assert "Why pane" in keys[("w", "why-or-decisions")]
         await pilot.press("escape")
         await run_scheduler(pilot)
-        assert app.source.started[-1].scheduler_name == "nobody-at-all"
-        assert not app.source.started[-1].dry_run and app.source.started[-1].policy == "least-allocated"
+        assert app.main.source.started[-1].scheduler_name == "nobody-at-all"
+        assert not app.main.source.started[-1].dry_run and app.main.source.started[-1].policy == "least-allocated"
 
         # w: the Why pane of the selected pod in the decisions' place, with a hint on its border; w: back
         await pilot.press("w")
@@ -146,16 +143,16 @@ async def test_r_is_in_help_and_a_second_r_stops_the_fake_scheduler():
         await until(pilot, lambda: app.query_one("#decisions").display and not app.query_one("#why").display)
         await pilot.press("w")  # Why shown when r stops it: the Why pane stays, with no hint
         await pilot.press("r")
-        await until(pilot, lambda: app.scheduler_run is None and app.query_one("#why").display
+        await until(pilot, lambda: app.main.scheduler.run_now is None and app.query_one("#why").display
                     and not app.query_one("#decisions").display)
         assert "scheduler" not in str(app.query_one("#header").render())
         assert not app.query_one("#why").border_subtitle
-        assert app.scheduler_decisions  # the first run's decisions, kept for the pane while it ran
-        app.start_scheduler("nobody-at-all")  # a new run shows its decisions again, whatever w showed before
-        assert not app.scheduler_decisions  # break-it finding: the earlier run's decisions stayed under its title
+        assert app.main.scheduler.decisions  # the first run's decisions, kept for the pane while it ran
+        app.main.scheduler.start("nobody-at-all")  # a new run shows its decisions again, whatever w showed before
+        assert not app.main.scheduler.decisions  # break-it finding: the earlier run's decisions stayed under its title
         await until(pilot, lambda: app.query_one("#decisions").display and not app.query_one("#why").display)
         await pilot.press("r")
-        await until(pilot, lambda: app.scheduler_run is None)
+        await until(pilot, lambda: app.main.scheduler.run_now is None)
 
 
 async def test_the_title_fits_at_120x40_and_the_log_line_is_on_the_border():
@@ -164,7 +161,7 @@ async def test_the_title_fits_at_120x40_and_the_log_line_is_on_the_border():
         await run_scheduler(pilot)
         pane = app.query_one(DecisionsPane)
         await until(pilot, lambda: pane.log_line)
-        title = app.scheduler_run.title
+        title = app.main.scheduler.run_now.title
         assert pane.border_title == title and len(title) + 6 <= pane.outer_size.width  # "╭─ title ─╮", uncut
         assert pane.log_line == "09:30:00 Synced: 2 nodes, 0 bound pods, 1 pods waiting for nobody-at-all."
         assert "Synced" not in pane.plain()

@@ -12,7 +12,7 @@ import pytest
 
 from observatory.ui.app import ObservatoryApp
 from tests.ui.fakes import RecordedSource, frozen_clock
-from tests.waiting import eventually
+from tests.ui.helpers import select_manual, until_painted
 
 
 @pytest.fixture(autouse=True)
@@ -28,41 +28,27 @@ def make_app(scenario: str = "manual-binding") -> ObservatoryApp:
     return ObservatoryApp(RecordedSource(scenario=scenario), clock=frozen_clock, refresh_interval=0.05)
 
 
-async def until(pilot, check, timeout: float = 10.0) -> None:
-    """Wait on a condition of the app (never a fixed sleep), then let pending repaints land."""
-    await eventually(check, "the app state", timeout, pause=lambda: pilot.pause(0.05))
-    await pilot.pause(0.15)  # three refresh intervals: the flush after the change has rendered
-    await pilot.wait_for_scheduled_animations()
-
-
-async def select_manual(pilot) -> None:
-    app = pilot.app
-    await until(pilot, lambda: "sched-lab/manual" in app.query_one("#pending").rows)
-    app.query_one("#pending").select("sched-lab/manual")
-    await until(pilot, lambda: app.selected == "sched-lab/manual" and app.state.timeline("sched-lab/manual"))
-
-
 async def select_refused(pilot) -> None:
     """The refusals scenario's too-much-cpu, refused by kube-scheduler (recorded), with its node-fit preview."""
     app = pilot.app
-    await until(pilot, lambda: "sched-lab/too-much-cpu" in app.query_one("#pending").rows)
+    await until_painted(pilot, lambda: "sched-lab/too-much-cpu" in app.query_one("#pending").rows)
     app.query_one("#pending").select("sched-lab/too-much-cpu")
-    await until(pilot, lambda: app.selected == "sched-lab/too-much-cpu"
+    await until_painted(pilot, lambda: app.main.selected == "sched-lab/too-much-cpu"
                 and app.query_one("#why").fit_text("pair-worker"))
 
 
 async def bind_worker(pilot) -> None:
     await select_manual(pilot)
     await pilot.press("b", *"worker", "enter")
-    await until(pilot, lambda: len(pilot.app.exchanges) == 1 and pilot.app.state.recently_bound())
+    await until_painted(pilot, lambda: len(pilot.app.main.exchanges) == 1 and pilot.app.main.state.recently_bound())
 
 
 async def bind_twice(pilot) -> None:
     await bind_worker(pilot)
     await pilot.press("b", *"control", "enter")
-    await until(pilot, lambda: pilot.app.screen.__class__.__name__ == "ConfirmScreen")
+    await until_painted(pilot, lambda: pilot.app.screen.__class__.__name__ == "ConfirmScreen")
     await pilot.press("y")
-    await until(pilot, lambda: len(pilot.app.exchanges) == 2)
+    await until_painted(pilot, lambda: len(pilot.app.main.exchanges) == 2)
 
 
 def test_start_120x40(snap_compare):

@@ -13,7 +13,6 @@ import io
 import json
 import re
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import pytest
 import yaml
 from rich.color_triplet import ColorTriplet
 from rich.console import Console
-from textual.command import CommandList, CommandPalette
+from textual.command import CommandPalette
 from textual.widgets import Input, TextArea
 
 from observatory.embedded import EmbeddedLab
@@ -37,7 +36,7 @@ from observatory.ui.themes import theme_problem
 from observatory.ui.widgets.keycast import KeyCast, KeyCastBar
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from tests.ui.fakes import RecordedSource, frozen_clock
-from tests.waiting import eventually
+from tests.ui.helpers import pick_in_palette, until
 
 ALREADY_ASSIGNED = ('Operation cannot be fulfilled on pods/binding "manual": pod manual is already assigned to node '
                     '"pair-worker"')
@@ -87,10 +86,6 @@ async def sources():
         await source.close()
 
 
-async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 15.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
-
-
 def plain(renderable: Any) -> str:
     console = Console(width=300, file=io.StringIO(), record=True, color_system=None)
     console.print(renderable)
@@ -104,34 +99,16 @@ def notifications(app: ObservatoryApp) -> list[tuple[str, str]]:
 async def select_manual(pilot, app: ObservatoryApp) -> None:
     await until(pilot, lambda: "sched-lab/manual" in app.query_one(PendingPodsPane).rows, "the seed's pod listed")
     app.query_one(PendingPodsPane).select("sched-lab/manual")
-    await until(pilot, lambda: app.selected == "sched-lab/manual", "the seed's pod selected")
+    await until(pilot, lambda: app.main.selected == "sched-lab/manual", "the seed's pod selected")
 
 
 async def bind(pilot, app: ObservatoryApp, typed: str, confirm: bool = False) -> None:
-    count = len(app.bind_records)
+    count = len(app.main.teaching.bind_records)
     await pilot.press("b", *typed, "enter")
     if confirm:
         await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmScreen", "the warning")
         await pilot.press("y")
-    await until(pilot, lambda: len(app.bind_records) > count, "the Binding's answer")
-
-
-async def pick_in_palette(pilot, app: ObservatoryApp, typed: str, title: str) -> None:
-    """ctrl+p (or, in the theme picker, nothing), type, wait until ``title`` is the highlighted entry, Enter."""
-    if not isinstance(app.screen, CommandPalette):
-        await pilot.press("ctrl+p")
-        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the command palette")
-    await pilot.press(*typed)
-
-    def highlighted() -> str:
-        found = app.screen.query(CommandList)
-        if not found or found.first().highlighted is None:
-            return ""
-        entries = found.first()
-        return str(entries.get_option_at_index(entries.highlighted).prompt)
-
-    await until(pilot, lambda: title in highlighted(), f"{title!r} highlighted in the palette")
-    await pilot.press("enter")
+    await until(pilot, lambda: len(app.main.teaching.bind_records) > count, "the Binding's answer")
 
 
 async def export_with_keys(pilot, app: ObservatoryApp, path: Path | str) -> None:
@@ -153,9 +130,9 @@ async def test_transcript_holds_the_full_409_message_and_node_name_before_and_af
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot, app)
         await bind(pilot, app, "worker")
-        await until(pilot, lambda: app.state.pods["sched-lab/manual"].node_name == "pair-worker", "the watch")
+        await until(pilot, lambda: app.main.state.pods["sched-lab/manual"].node_name == "pair-worker", "the watch")
         await bind(pilot, app, "control", confirm=True)
-        assert [r.exchange.status for r in app.bind_records] == [201, 409]
+        assert [r.exchange.status for r in app.main.teaching.bind_records] == [201, 409]
 
         # the HTTP exchange pane shows the kubectl that sends the same Binding
         shown = plain(app.query(".exchange-response").last().content)
@@ -165,7 +142,7 @@ async def test_transcript_holds_the_full_409_message_and_node_name_before_and_af
         await export_with_keys(pilot, app, target)
         await until(pilot, lambda: not isinstance(app.screen, ExportScreen), "the window to close")
         assert any(str(target) in message for _, message in notifications(app))
-        frames = app.state.timeline("sched-lab/manual")
+        frames = app.main.state.timeline("sched-lab/manual")
 
     markdown = target.read_text()
     twin = json.loads((tmp_path / "lesson.json").read_text())
@@ -221,8 +198,8 @@ async def test_the_token_never_appears_in_the_transcript_the_recording_or_the_sc
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot, app)
         await bind(pilot, app, "worker")
-        assert app.bind_records[-1].exchange.status == 201  # the token was sent, and accepted
-        await until(pilot, lambda: app.state.pods["sched-lab/manual"].node_name == "pair-worker", "the watch")
+        assert app.main.teaching.bind_records[-1].exchange.status == 201  # the token was sent, and accepted
+        await until(pilot, lambda: app.main.state.pods["sched-lab/manual"].node_name == "pair-worker", "the watch")
         screens.append(app.export_screenshot())
 
         await export_with_keys(pilot, app, tmp_path / "token-lab.md")
@@ -307,7 +284,7 @@ async def test_export_transcript_default_path_and_a_lesson(tmp_path, monkeypatch
     async with app.run_test(size=(120, 40)) as pilot:
         await select_manual(pilot, app)
         await bind(pilot, app, "worker")
-        written = app.export_transcript(lesson=lesson)
+        written = app.main.teaching.export_transcript(lesson=lesson)
     # FROZEN is 2026-11-29 09:30:00 UTC; the issue's name: ./observatory-transcript-YYYYmmdd-HHMMSS.md
     assert written == (tmp_path / "observatory-transcript-20261129-093000.md",
                        tmp_path / "observatory-transcript-20261129-093000.json")
@@ -346,7 +323,7 @@ async def test_s_makes_a_missing_folder_and_says_when_it_cannot(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("s")
         await until(pilot, lambda: list((tmp_path / "class" / "shots").glob("*.svg")), "the screenshot")
-        app.screenshot_dir = tmp_path / "a-file" / "shots"
+        app.main.teaching.screenshot_dir = tmp_path / "a-file" / "shots"
         await pilot.press("s")
         await until(pilot, lambda: any(s == "error" for s, _ in notifications(app)), "the error")
         assert app.is_running
@@ -462,6 +439,6 @@ def test_the_exchange_pane_shortens_only_the_connection_flags_of_the_kubectl_lin
 def test_key_labels():
     from observatory.ui.widgets.keycast import key_label
 
-    keys = [("b", "b"), ("down", None), ("enter", "\r"), ("escape", "\x1b"), ("tab", "\t"), ("ctrl+p", None),
-            ("question_mark", "?"), ("space", " "), ("B", "B")]
-    assert [key_label(k, c) for k, c in keys] == ["b", "↓", "⏎", "Esc", "⇥", "^p", "?", "␣", "B"]
+    pressed = [("b", "b"), ("down", None), ("enter", "\r"), ("escape", "\x1b"), ("tab", "\t"), ("ctrl+p", None),
+               ("question_mark", "?"), ("space", " "), ("B", "B")]
+    assert [key_label(k, c) for k, c in pressed] == ["b", "↓", "⏎", "Esc", "⇥", "^p", "?", "␣", "B"]

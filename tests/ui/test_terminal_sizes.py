@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import io
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -39,8 +38,8 @@ from observatory.ui.widgets.header_bar import HeaderBar
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.why_pane import MAX_LINE, render_diagnosis
 from tests.ui.fakes import REFUSALS, RecordedSource, frozen_clock
+from tests.ui.helpers import until
 from tests.unit.test_properties_strategies import HUGE, unprintable
-from tests.waiting import eventually
 
 SIZES = [(40, 10), (80, 24), (99, 30), (100, 30), (300, 100)]
 """The smallest and largest, the classic 80x24, and either side of the one-column breakpoint (NARROW_WIDTH): the
@@ -76,10 +75,6 @@ class Watched:
 def recorded_app(source: RecordedSource | None = None) -> Watched:
     return Watched(ObservatoryApp(source or RecordedSource(scenario="refusals"), clock=frozen_clock,
                                   refresh_interval=0.05))
-
-
-async def until(pilot, check: Callable[[], Any], what: str = "the app state", timeout: float = 30.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
 
 
 def screen_text(app: ObservatoryApp) -> str:
@@ -144,7 +139,7 @@ async def test_main_keys_at_every_size(size):
     async with app.run_test(size=size, notifications=True) as pilot:
         await until(pilot, lambda: REFUSED in app.query_one(PendingPodsPane).rows, "the refused pod listed")
         app.query_one(PendingPodsPane).select(REFUSED)
-        await until(pilot, lambda: app.selected == REFUSED)
+        await until(pilot, lambda: app.main.selected == REFUSED)
         await settled(pilot)
         check_screen(watched, size, RecordedSource.context)
         await press_main_keys(pilot, watched)
@@ -152,7 +147,7 @@ async def test_main_keys_at_every_size(size):
         check_screen(watched, size, RecordedSource.context)
         # m with a pod selected shows the scheduler's message verbatim, whatever the size
         app.query_one(PendingPodsPane).select(REFUSED)
-        await until(pilot, lambda: app.selected == REFUSED)
+        await until(pilot, lambda: app.main.selected == REFUSED)
         await pilot.press("m")
         await until(pilot, lambda: len(app.screen_stack) == 2, "the message window")
         await settled(pilot)
@@ -203,7 +198,7 @@ async def test_resize_storm_while_deltas_flow():
         await until(pilot, lambda: all(q.empty() for q in source.queues.values()), "the deltas applied")
         await settled(pilot)
         check_screen(watched, final, RecordedSource.context)
-        assert app.state.pods["sched-lab/too-much-cpu"].resource_version.startswith("10")
+        assert app.main.state.pods["sched-lab/too-much-cpu"].resource_version.startswith("10")
 
 
 # -- hostile objects on screen ---------------------------------------------------------------------------------
@@ -280,7 +275,7 @@ async def test_hostile_objects_render_without_crash_or_control_characters(size, 
         keys = [k for k in app.query_one(PendingPodsPane).row_keys if k.split("/", 1)[1] not in REFUSALS]
         for key in keys:  # each hostile pod selected: its Why, events, timeline and raw message on screen
             app.query_one(PendingPodsPane).select(key)
-            await until(pilot, lambda key=key: app.selected == key, f"{key!r} selected")
+            await until(pilot, lambda key=key: app.main.selected == key, f"{key!r} selected")
             await settled(pilot)
             check_screen(watched, size, RecordedSource.context)
             for modal in ("m", "b"):
@@ -311,7 +306,7 @@ async def test_main_keys_and_resizes_over_a_real_lab(lab):
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await until(pilot, lambda: "sched-lab/manual" in app.query_one(PendingPodsPane).rows, "the seed's pod")
             app.query_one(PendingPodsPane).select("sched-lab/manual")
-            await until(pilot, lambda: app.selected == "sched-lab/manual")
+            await until(pilot, lambda: app.main.selected == "sched-lab/manual")
             await settled(pilot)
             check_screen(watched, (80, 24), "observatory-lab")
             await press_main_keys(pilot, watched)
@@ -376,14 +371,14 @@ async def test_regression_markup_typed_as_a_node_name():
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await until(pilot, lambda: "sched-lab/manual" in app.query_one(PendingPodsPane).rows, "the seed's pod")
         app.query_one(PendingPodsPane).select("sched-lab/manual")
-        await until(pilot, lambda: app.selected == "sched-lab/manual")
+        await until(pilot, lambda: app.main.selected == "sched-lab/manual")
         await pilot.press("b", "left_square_bracket", "slash", "right_square_bracket", "enter")
         await until(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen", "the warning before the bind")
         await settled(pilot)
         watched.healthy("the warning")
         assert "node [/] does not exist" in screen_text(app)
         await pilot.press("y")
-        await until(pilot, lambda: len(app.exchanges) == 1 and len(app.screen_stack) == 1, "the Binding sent")
+        await until(pilot, lambda: len(app.main.exchanges) == 1 and len(app.screen_stack) == 1, "the Binding sent")
         await pilot.press("c")
         await until(pilot, lambda: len(app.screen_stack) == 2, "the equivalent commands")
         await settled(pilot)
@@ -424,7 +419,7 @@ async def test_regression_markup_in_a_typed_transcript_path(tmp_path):
     target = tmp_path / "[/]" / "missing" / "t.md"
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await until(pilot, lambda: "sched-lab/manual" in app.query_one(PendingPodsPane).rows, "the seed's pod")
-        assert app.export_transcript(target) is None
+        assert app.main.teaching.export_transcript(target) is None
         await settled(pilot)
         assert app.is_running and app._exception is None
         assert watched.notices[-1][:2] == ("error", "Transcript not written") and "[/]" in watched.notices[-1][2]

@@ -7,7 +7,7 @@ from observatory.model.deltas import Relisted
 from observatory.model.state import ClusterState
 from observatory.ui.app import ObservatoryApp
 from tests.ui.fakes import RecordedSource, frozen_clock
-from tests.ui.test_snapshots import select_manual, until
+from tests.ui.helpers import select_manual, until_painted
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", *, ready: str = "True", cordoned: bool = False,
@@ -91,8 +91,8 @@ async def test_layout_follows_the_current_size_across_resizes():
 async def test_bind_with_nothing_selected_says_so():
     app = ObservatoryApp(RecordedSource(pods=False), clock=frozen_clock, refresh_interval=0.05)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.state.nodes)
-        assert app.selected is None
+        await until_painted(pilot, lambda: app.main.state.nodes)
+        assert app.main.selected is None
         await pilot.press("b")
-        await until(pilot, lambda: any("Select a pod" in n.message for n in app._notifications))
-        assert app.exchanges == []
+        await until_painted(pilot, lambda: any("Select a pod" in n.message for n in app._notifications))
+        assert app.main.exchanges == []

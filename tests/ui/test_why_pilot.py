@@ -29,7 +29,7 @@ from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.pending_pods import PendingPodsPane
 from observatory.ui.widgets.why_pane import WhyPane
 from tests.ui.fakes import REFUSALS
-from tests.waiting import eventually
+from tests.ui.helpers import until
 
 CREATED_201 = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}\n'
 TAINT = "node-role.kubernetes.io/control-plane"
@@ -66,10 +66,6 @@ async def make_app(lab):
         await source.close()
 
 
-async def until(pilot, check: Callable[[], Any], what: str = "the condition", timeout: float = 15.0) -> Any:
-    return await eventually(check, what, timeout, pause=lambda: pilot.pause(0.05))
-
-
 def state_cell(app: ObservatoryApp, key: str) -> Text | None:
     """The STATE cell of ``key`` in the pending pane, None while the pod is not listed."""
     pane = app.query_one(PendingPodsPane)
@@ -93,7 +89,7 @@ async def select(pilot, app: ObservatoryApp, key: str) -> None:
     pane = app.query_one(PendingPodsPane)
     await until(pilot, lambda: key in pane.rows, f"{key} in the pending pane")
     pane.select(key)
-    await until(pilot, lambda: app.selected == key, f"{key} selected")
+    await until(pilot, lambda: app.main.selected == key, f"{key} selected")
 
 
 async def create_pod(http: aiohttp.ClientSession, name: str, scheduler: str = "nobody-at-all", **meta: Any) -> None:
@@ -111,19 +107,19 @@ async def patch(http: aiohttp.ClientSession, path: str, body: dict) -> None:
 
 async def bind_typed(pilot, app: ObservatoryApp, typed: str) -> ConfirmScreen:
     """b, type, Enter; returns the confirmation that must come before anything is sent."""
-    count = len(app.exchanges)
+    count = len(app.main.exchanges)
     await pilot.press("b", *typed, "enter")
     screen = await until(pilot, lambda: app.screen if isinstance(app.screen, ConfirmScreen) else None,
                          "the confirmation")
-    assert len(app.exchanges) == count, "nothing is sent before the answer"
+    assert len(app.main.exchanges) == count, "nothing is sent before the answer"
     return screen
 
 
 async def answer_yes_and_see_201(pilot, app: ObservatoryApp, node: str) -> None:
-    count = len(app.exchanges)
+    count = len(app.main.exchanges)
     await pilot.press("y")
-    await until(pilot, lambda: len(app.exchanges) > count, "the Binding's answer")
-    exchange = app.exchanges[-1]
+    await until(pilot, lambda: len(app.main.exchanges) > count, "the Binding's answer")
+    exchange = app.main.exchanges[-1]
     assert exchange.status_line == "HTTP/1.1 201 Created"
     assert exchange.response_body == CREATED_201
     assert exchange.node == node
@@ -163,7 +159,7 @@ async def test_refused_pods_show_the_parsed_refusal_the_fit_preview_and_the_raw_
 
         await select(pilot, app, "sched-lab/too-much-cpu")
         # filler is bound: once its kubelet reports it Running, and it is not the selected row, it is not pending
-        await until(pilot, lambda: app.state.pods["sched-lab/filler"].phase == "Running", "filler running")
+        await until(pilot, lambda: app.main.state.pods["sched-lab/filler"].phase == "Running", "filler running")
         await until(pilot, lambda: "sched-lab/filler" not in app.query_one(PendingPodsPane).rows, "filler gone")
         why = app.query_one(WhyPane)
         text = await until(pilot, lambda: why_text(app) if why.border_title == "Why: sched-lab/too-much-cpu"
@@ -226,8 +222,8 @@ async def test_a_bound_pod_waits_for_the_kubelet_then_for_its_node(make_app, htt
     async with app.run_test(size=(120, 40)) as pilot:
         await select(pilot, app, "sched-lab/manual")
         await pilot.press("b", *"worker", "enter")  # pair-worker is Ready and has room: no question asked
-        await until(pilot, lambda: app.exchanges, "the Binding's answer")
-        assert app.exchanges[-1].status == 201
+        await until(pilot, lambda: app.main.exchanges, "the Binding's answer")
+        assert app.main.exchanges[-1].status == 201
         cell = await until(pilot, lambda: state_is(app, "sched-lab/manual", lambda s: s.startswith("bound to")),
                            "the bound pod's state")
         assert cell.plain.startswith("bound to pair-worker, waiting for the kubelet")  # --no-kubelet: it stays
@@ -245,7 +241,8 @@ async def test_binding_to_a_cordoned_node_asks_first_then_sends(make_app, http):
     await patch(http, "/api/v1/nodes/pair-worker", {"spec": {"unschedulable": True}})
     app = await make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.state.nodes.get("pair-worker") and app.state.nodes["pair-worker"].unschedulable)
+        await until(pilot, lambda: app.main.state.nodes.get("pair-worker")
+                    and app.main.state.nodes["pair-worker"].unschedulable)
         await select(pilot, app, "sched-lab/manual")
         confirm = await bind_typed(pilot, app, "worker")
         assert confirm.warnings[0] == ("node pair-worker is cordoned: a hand-bind ignores that, the scheduler would "
@@ -265,7 +262,7 @@ async def test_binding_to_a_missing_node_asks_first_then_sends(make_app):
         assert "no such node" in str(options.get_option_at_index(0).prompt)
         await pilot.press("enter")
         confirm = await until(pilot, lambda: app.screen if isinstance(app.screen, ConfirmScreen) else None)
-        assert app.exchanges == [], "nothing is sent before the answer"
+        assert app.main.exchanges == [], "nothing is sent before the answer"
         assert confirm.warnings == ["node ghost-node does not exist: the binding succeeds, then pod GC deletes the "
                                     "pod"]
         await answer_yes_and_see_201(pilot, app, "ghost-node")

@@ -115,7 +115,9 @@ class BlockLines(Widget):
                 self.refresh(Region(0, y, self.size.width, block.height + self.margin))
 
     def _relayout(self) -> None:
-        width = max(self.size.width, 1) if self.size.width else max(self.parent.size.width if self.parent else 1, 1)
+        parent = self.parent
+        parent_width = parent.size.width if isinstance(parent, Widget) else 1
+        width = max(self.size.width, 1) if self.size.width else max(parent_width, 1)
         offsets, y = [], 0
         for block in self._blocks:
             offsets.append(y)
@@ -154,7 +156,7 @@ class BlockLines(Widget):
 
 
 def _same(a: tuple, b: tuple) -> bool:
-    return a is b or (len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b)))
+    return a is b or (len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b, strict=True)))
 
 
 def same_wrap(old: object, new: Text) -> bool:
@@ -165,4 +167,4 @@ def same_wrap(old: object, new: Text) -> bool:
         return False
     a, b = old.plain, new.plain
     return len(a) == len(b) and all(x == y or (not x.isspace() and not y.isspace() and cell_len(x) == cell_len(y))
-                                    for x, y in zip(a, b))
+                                    for x, y in zip(a, b, strict=True))

@@ -1,4 +1,4 @@
-"""What the in-process scheduler decided (``r``, :mod:`observatory.ui.scheduler_flow`): the latest decision as a
+"""What the in-process scheduler decided (``r``, :mod:`observatory.ui.scheduler`): the latest decision as a
 table, one row per node (its filter verdict, its score, the chosen node highlighted), the outcome with the Binding's
 status line, then a short history of the decisions before it.
 
@@ -18,6 +18,7 @@ reason.
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from collections.abc import Sequence
 
@@ -237,7 +238,7 @@ class DecisionsPane(VerticalScroll):
     def plain(self, width: int = 100) -> str:
         """The decisions the pane shows (the latest, then the history), as plain text ``width`` columns wide (for
         tests and copying); the log line on the border is :attr:`log_line`."""
-        console = Console(width=width, record=True, color_system=None, file=_Discard())
+        console = Console(width=width, record=True, color_system=None, file=io.StringIO())
         console.print(self._latest)
         if self._history:
             console.print(Text(f"\n{HISTORY_HEAD}"))
@@ -245,12 +246,3 @@ class DecisionsPane(VerticalScroll):
             console.print(line)
         return console.export_text()
 
-
-class _Discard:
-    """A file that swallows what the recording console prints."""
-
-    def write(self, _text: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        pass

@@ -3,7 +3,7 @@ line, headers, body with its message."""
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
@@ -62,9 +62,9 @@ def render_response(exchange: BindingExchange, commands: EquivalentCommands | No
     """The status line, the Status message, the kubectl line of ``commands`` (when given), the shown headers and the
     body; or why there was no response."""
     if exchange.error:
-        parts = [Text(f"← no response: {exchange.error}", style="bold red")]
-        return Group(*parts, render_commands(commands)) if commands is not None else Group(*parts)
-    parts: list = []
+        failed = Text(f"← no response: {exchange.error}", style="bold red")
+        return Group(failed, render_commands(commands)) if commands is not None else Group(failed)
+    parts: list[RenderableType] = []
     ok = 200 <= exchange.status < 300
     status = Text()
     status.append("← ", style="bold cyan")
@@ -104,7 +104,7 @@ class ExchangePane(VerticalScroll):
         if text == getattr(self, "_hint", None):
             return
         self._hint = text
-        for empty in self.query("#exchange-empty"):
+        for empty in self.query("#exchange-empty").results(Static):
             empty.update(Text(text, style="dim"))
 
     def add(self, exchange: BindingExchange, commands: EquivalentCommands | None = None) -> None:

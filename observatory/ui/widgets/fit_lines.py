@@ -6,12 +6,13 @@ See block_lines.py for why.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from textual.containers import Vertical
 
 from observatory.model.fit import NodeFit
-from observatory.ui.widgets.block_lines import BlockLines
+from observatory.ui.widgets.block_lines import BlockLines, Parts
 
 if TYPE_CHECKING:
     from observatory.ui.widgets.why_pane import WhyPane
@@ -45,9 +46,9 @@ def show_fits_as_lines(pane: WhyPane, fits: tuple[NodeFit, ...], width: int) -> 
         lines = FitLines()
         box.mount(lines)
 
-    def parts(fit: NodeFit) -> tuple:
+    def parts(fit: NodeFit) -> Parts:
         line = ((fit_line(fit, width), 0),)
-        return line + ((fit_reasons(fit), REASONS_INDENT),) if fit.why else line
+        return (*line, (fit_reasons(fit), REASONS_INDENT)) if fit.why else line
 
-    lines.set_blocks([(fit.node, (fit, width), lambda fit=fit: parts(fit)) for fit in fits])
+    lines.set_blocks([(fit.node, (fit, width), partial(parts, fit)) for fit in fits])
     return True

@@ -12,6 +12,7 @@ from datetime import datetime
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Static
 
 from observatory.model.lessons import Lesson
@@ -152,6 +153,13 @@ class LessonPane(VerticalScroll):
         note = self.query_one("#lesson-transcript", Static)
         note.display = bool(view.transcript)
         note.update(Text(view.transcript))
+
+    def toggle(self, back_to: Widget) -> bool:
+        """``l``: show and focus the pane; when it has the focus, hide it and focus ``back_to``. True: shown."""
+        showing = not (self.display and self.has_focus)
+        self.display = showing
+        (self if showing else back_to).focus()
+        return showing
 
     def text(self) -> str:
         """Everything the pane shows, as plain text (for tests and the curious)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -15,7 +16,7 @@ from textual.timer import Timer
 
 from observatory.model.records import PodView
 from observatory.model.state import NodePlacement
-from observatory.ui.widgets.block_lines import BlockLines
+from observatory.ui.widgets.block_lines import BlockLines, Parts
 
 if TYPE_CHECKING:
     from observatory.ui.widgets.nodes_pane import NodesPane
@@ -49,8 +50,10 @@ class NodeLines(BlockLines):
             self._timer = self.set_timer(wait, self._catch_up)
 
     def _catch_up(self) -> None:
+        from observatory.ui.widgets.nodes_pane import NodesPane
+
         self._timer, args, self.later = None, self.later, None
-        if args is not None and self.parent is not None:
+        if args is not None and isinstance(self.parent, NodesPane):
             show_as_lines(self.parent, *args)
 
 
@@ -59,8 +62,6 @@ def show_as_lines(pane: NodesPane, placement: list[NodePlacement], selected: str
     """For :meth:`NodesPane.show`: past :data:`LINES_ABOVE` blocks, show them in one :class:`NodeLines` child and
     return True; otherwise remove that child if there is one and return False (the pane mounts a Static per node).
     ``render_missing`` draws the pods of a node not in ``placement``, as for the pane."""
-    from observatory.ui.widgets.nodes_pane import render_node
-
     missing: dict[str, list[PodView]] = {}
     for pod in orphans:
         missing.setdefault(pod.node_name, []).append(pod)
@@ -92,12 +93,22 @@ def show_as_lines(pane: NodesPane, placement: list[NodePlacement], selected: str
         # handed on as it is, and BlockLines finds it unchanged by identity.
         entry = entries.get(name)
         if entry is None or entry[1][0] is not place or entry[1][1] != here:
-            entry = entries[name] = (name, (place, here),
-                                     lambda place=place, here=here: ((render_node(place, here), 0),))
+            entry = entries[name] = (name, (place, here), partial(_node_parts, place, here))
         wanted.append(entry)
     for name, pods in sorted(missing.items()):
         here = selected if any(p.key == selected for p in pods) else None
         wanted.append((f"\0missing {name}", (tuple(pods), here),
-                       lambda name=name, pods=pods, here=here: ((render_missing(name, pods, here), 0),)))
+                       partial(_missing_parts, render_missing, name, pods, here)))
     lines.set_blocks(wanted)
     return True
+
+
+def _node_parts(place: NodePlacement, here: str | None) -> Parts:
+    from observatory.ui.widgets.nodes_pane import render_node
+
+    return ((render_node(place, here), 0),)
+
+
+def _missing_parts(render_missing: Callable[[str, list[PodView], str | None], Text], name: str, pods: list[PodView],
+                   here: str | None) -> Parts:
+    return ((render_missing(name, pods, here), 0),)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from observatory.model.access import NODE_DETAILS_FORBIDDEN
 from observatory.model.records import PodView
-from observatory.model.state import NodePlacement
+from observatory.model.state import ClusterState, NodePlacement
 from observatory.ui.text import cpu, memory
 from observatory.ui.widgets.node_lines import show_as_lines
 
@@ -53,6 +54,21 @@ def render_orphans(node: str, pods: list[PodView], selected: str | None) -> Text
     return out
 
 
+def render_named_node(name: str, pods: list[PodView], selected: str | None) -> Text:
+    """A node known only from its pods' ``spec.nodeName``: its name, the mark, the requests of its pods, the pods."""
+    live = [p for p in pods if not p.terminal]
+    out = Text()
+    out.append(name, style="bold")
+    out.append(f"  {NODE_DETAILS_FORBIDDEN}", style="magenta")
+    out.append(f"  pods {len(live)}, requests cpu {sum(p.cpu_request_milli for p in live)}m", style="dim")
+    for pod in pods:
+        out.append(f"\n{'▶ ' if pod.key == selected else '  '}")
+        out.append(pod.key, style="bold" if pod.key == selected else "")
+        out.append("  ")
+        out.append(pod.status)
+    return out
+
+
 class NodesPane(VerticalScroll):
     """A block per node, updated in place; widgets are found by node name, never by an id made from it (node
     names may contain dots, which widget ids may not)."""
@@ -64,10 +80,10 @@ class NodesPane(VerticalScroll):
         super().__init__(*args, **kwargs)
         self._blocks: dict[str, Static] = {}
 
-    def show(self, placement: list[NodePlacement], selected: str | None, orphans: list[PodView] = (),
+    def show(self, placement: list[NodePlacement], selected: str | None, orphans: Sequence[PodView] = (),
              render_missing: Callable[[str, list[PodView], str | None], Text] = render_orphans) -> None:
         """``render_missing`` draws the pods of a node not in ``placement`` (default: a missing node; with nodes
-        forbidden, a node known only by name: permissions_flow.py)."""
+        forbidden, a node known only by name: :func:`render_named_node`)."""
         if show_as_lines(self, placement, selected, orphans, render_missing):  # past 100 blocks: node_lines.py
             return
         wanted: dict[str, Text] = {p.node.name: render_node(p, selected) for p in placement}
@@ -85,3 +101,14 @@ class NodesPane(VerticalScroll):
                 self.mount(block)
             else:
                 block.update(content)
+
+    def show_state(self, state: ClusterState, selected: str | None, namespace: str | None) -> None:
+        """The nodes of ``state`` with their pods (requests of ``namespace``'s pods only, when given); with nodes
+        forbidden, the nodes known from the pods' ``spec.nodeName``."""
+        title = f"Nodes (requests of {namespace} pods only)" if namespace else "Nodes"
+        if not state.nodes_forbidden:
+            self.border_title = title
+            self.show(state.placement(), selected, state.orphans())
+            return
+        self.border_title = f"{title} · {NODE_DETAILS_FORBIDDEN}"
+        self.show([], selected, state.orphans(), render_missing=render_named_node)

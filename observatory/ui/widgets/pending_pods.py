@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
 from datetime import datetime
 
 from rich.text import Text
 from textual.message import Message
 
-from observatory.model.state import PendingRow
+from observatory.model.rows import pending_row
+from observatory.model.state import ClusterState, PendingRow
 from observatory.ui.text import STATE_STYLE, age_until, cell
 from observatory.ui.widgets.row_list import RowList
 
@@ -32,6 +34,19 @@ def _cells(row: PendingRow, age_text: str) -> tuple:
     scheduler = Text(pod.scheduler_name)
     scheduler.stylize("" if row.default_scheduler else "bold yellow")
     return (cell(pod.key), age_text, state_text(row), scheduler)
+
+
+def with_selected_row(state: ClusterState, selected: str | None) -> list[PendingRow]:
+    """The pending rows, plus the selected pod's at its place when it is no longer pending (it keeps its row while
+    selected, showing where it is now: running, say, after a bind)."""
+    rows = state.pending()
+    if selected is None or any(row.pod.key == selected for row in rows):
+        return rows
+    diagnosis = state.diagnosis(selected)
+    if diagnosis is None:
+        return rows
+    bisect.insort(rows, pending_row(state.pods[selected], diagnosis), key=lambda row: (row.pod.namespace, row.pod.name))
+    return rows
 
 
 class PendingPodsPane(RowList):
@@ -65,7 +80,7 @@ class PendingPodsPane(RowList):
         its ``selected`` may still name the pod before, and following it would undo the move."""
         shown = (filter_text, selected)
         if rows == self._rows_shown and shown == self._shown and self._ages_until and now < self._ages_until:
-            return  # the same row objects and no AGE due to change: nothing to repaint (list == compares identity first)
+            return  # the same row objects and no AGE due to change: nothing to repaint (== compares identity first)
         self._rows_shown, self._shown = rows, shown
         current = self.cursor_key or selected
         wanted = {}
@@ -88,7 +103,7 @@ class PendingPodsPane(RowList):
         if current and current == selected and not filter_text and current not in wanted and current in self.rows:
             wanted[current] = self.get_row(current)  # left the list while selected: keep it in view
         self.set_rows(wanted)
-        if current in self.rows:
+        if current is not None and current in self.rows:
             self.select(current)
 
     def cursor_moved(self, key: str | None) -> None:

@@ -4,6 +4,7 @@ fallback, Bind disabled by an access review), one line each. Hidden while there 
 from __future__ import annotations
 
 from rich.text import Text
+from textual.widget import Widget
 from textual.widgets import Static
 
 
@@ -22,6 +23,17 @@ class PermissionsBanner(Static):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.lines: tuple[str, ...] = ()
+
+    @classmethod
+    def show_under(cls, header: Widget, lines: tuple[str, ...]) -> None:
+        """Show ``lines`` in the banner after ``header``, mounting it there the first time there is a line."""
+        banner = next((w for w in header.siblings if isinstance(w, cls)), None)
+        if banner is None:
+            if not lines or not isinstance(header.parent, Widget):
+                return
+            banner = cls(id="permissions")
+            header.parent.mount(banner, after=header)
+        banner.show(lines)
 
     def show(self, lines: tuple[str, ...]) -> None:
         """Show ``lines`` (plain text, one notice each); a no-op when they did not change."""

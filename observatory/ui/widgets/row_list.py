@@ -220,7 +220,8 @@ class RowList(Widget, can_focus=True):
                 counts[i][width] += 1
             self._cell_widths[key] = widths
         self._cells = cells_now
-        new_widths = [max(max(count, default=0), cell_len(label)) for count, label in zip(counts, self.labels)]
+        new_widths = [max(max(count, default=0), cell_len(label))
+                      for count, label in zip(counts, self.labels, strict=True)]
         if new_widths != self.widths:
             self.widths, widened = new_widths, True
         if reordered:
@@ -409,7 +410,7 @@ class RowList(Widget, can_focus=True):
         (the cursor's colours) over them, from the first column in view, cut to ``width`` with an ellipsis or filled
         to it."""
         line = Text(no_wrap=True, end="")
-        for value, column_width in zip(cells, self.widths):
+        for value, column_width in zip(cells, self.widths, strict=False):
             text = _text(value)
             if cell_len(text.plain) != column_width:
                 text = text.copy()

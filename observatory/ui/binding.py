@@ -1,6 +1,6 @@
-"""Binding a pod by hand: pick a node (each shown with its fit verdict), confirm what stands in the way, send it in
-an exclusive worker, show the exchange. A mixin of :class:`~observatory.ui.app.ObservatoryApp`, kept apart so the
-app module stays small.
+"""Binding a pod by hand: pick a node (each shown with its fit verdict), confirm what stands in the way, then
+:class:`BindRequested` goes up to the screen, which sends it in a worker (:meth:`BindController.send`) and gets
+:class:`BindingResponded` back.
 
 Nothing is ever refused silently: a bind the API server or the cluster will refuse asks first, and ``y`` sends it
 anyway, because seeing the refusal is part of the lesson.
@@ -8,30 +8,37 @@ anyway, because seeing the refusal is part of the lesson.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rich.text import Text
-from textual import work
 from textual.message import Message
 
 from observatory.model.commands import EquivalentCommands
 from observatory.model.fit import FitPreview, NodeFit
 from observatory.model.records import BindingExchange
+from observatory.model.source import Source
 from observatory.model.state import ClusterState
 from observatory.model.transcript import PodSnapshot
-from observatory.ui.permissions_flow import named_node_options
+from observatory.ui.host import Asker
+from observatory.ui.permissions import named_node_options
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.confirm import ConfirmScreen
-from observatory.ui.widgets.exchange_pane import ExchangePane
-from observatory.ui.widgets.pending_pods import PendingPodsPane
 
-if TYPE_CHECKING:
-    from observatory.ui.source import Source
+__all__ = ["BindController", "BindHost", "BindRequested", "BindingResponded", "node_options", "preview_label",
+           "verdict"]
 
 _SHOWN_BY_STATE = frozenset({"NotReady", "cordoned", "no Ready condition"})
 """Notes the node's state column already says."""
+
+
+class BindRequested(Message):
+    """Send a Binding of pod ``pod`` (``namespace/name``) to ``node``: the choice and the warnings are behind."""
+
+    def __init__(self, pod: str, node: str) -> None:
+        super().__init__()
+        self.pod = pod
+        self.node = node
 
 
 class BindingResponded(Message):
@@ -64,7 +71,7 @@ def verdict(fit: NodeFit | None) -> Text:
 
 def node_options(state: ClusterState, preview: FitPreview | None) -> list[tuple[str, Text]]:
     """One chooser option per known node, in name order: name, state, and the preview's verdict."""
-    if state.nodes_forbidden:  # nodes known only by the pods' spec.nodeName (permissions_flow.py)
+    if state.nodes_forbidden:  # nodes known only by the pods' spec.nodeName (permissions.py)
         return named_node_options(state)
     options = []
     for name, node in sorted(state.nodes.items()):
@@ -88,58 +95,59 @@ def preview_label(preview: FitPreview | None) -> Text:
     return out
 
 
-class BindingFlow:
-    """``b``: choose a node, confirm the warnings, send the Binding, show the exchange."""
+class BindHost(Asker, Protocol):
+    """What a hand bind needs from the screen."""
 
-    state: ClusterState
-    source: Source
-    selected: str | None
-    exchanges: list[BindingExchange]
-    clock: Callable[[], datetime]
+    @property
+    def source(self) -> Source: ...
 
-    def action_bind(self) -> None:
-        pod_key = self.selected
-        if self.source.read_only:
-            return
-        if pod_key is None:
-            self.notify("Select a pod in the pending pods pane first.", title="Bind")
-            return
-        preview = self.state.fit(pod_key, self.source.namespace)
+    @property
+    def state(self) -> ClusterState: ...
+
+    def now(self) -> datetime: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+
+class BindController:
+    """``b``: choose a node, confirm the warnings, request the Binding; :meth:`send` sends it."""
+
+    def __init__(self, host: BindHost) -> None:
+        self.host = host
+
+    def choose(self, pod_key: str) -> None:
+        host = self.host
+        preview = host.state.fit(pod_key, host.source.namespace)
 
         def chosen(node: str | None) -> None:
             if node:
-                self.confirm_and_bind(pod_key, node)
+                self.confirm(pod_key, node)
 
-        self.push_screen(ChooserScreen(f"Bind {pod_key} to which node?", node_options(self.state, preview),
-                                       "type part of a node name, or any name", free_text=True,
-                                       subtitle=preview_label(preview),
-                                       free_text_hint="(no such node: bind to it anyway)"), chosen)
+        host.ask(ChooserScreen(f"Bind {pod_key} to which node?", list(node_options(host.state, preview)),
+                               "type part of a node name, or any name", free_text=True,
+                               subtitle=preview_label(preview),
+                               free_text_hint="(no such node: bind to it anyway)"), chosen)
 
-    def confirm_and_bind(self, pod_key: str, node: str) -> None:
-        """Send at once when nothing stands in the way; else list the warnings and let ``y`` send anyway."""
-        warnings = self.state.bind_warnings(pod_key, node, self.source.namespace)
+    def confirm(self, pod_key: str, node: str) -> None:
+        """Request at once when nothing stands in the way; else list the warnings and let ``y`` send anyway."""
+        host = self.host
+        warnings = host.state.bind_warnings(pod_key, node, host.source.namespace)
         if not warnings:
-            self.send_binding(pod_key, node)
+            host.post_message(BindRequested(pod_key, node))
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.send_binding(pod_key, node)
+                host.post_message(BindRequested(pod_key, node))
 
-        self.push_screen(ConfirmScreen(f"Bind {pod_key} to {node}?", warnings), answered)
+        host.ask(ConfirmScreen(f"Bind {pod_key} to {node}?", warnings), answered)
 
-    @work(group="bind", exit_on_error=False)
-    async def send_binding(self, pod_key: str, node: str) -> None:
+    async def send(self, pod_key: str, node: str) -> BindingResponded:
+        """POST the Binding; the answer (any status, or none) with the pod as it was and the equivalent commands."""
+        host = self.host
         namespace, name = pod_key.split("/", 1)
-        pod = self.state.pods.get(pod_key)
-        before = PodSnapshot.take(self.state, pod_key, self.clock(), scope=self.source.namespace)
-        exchange = await self.source.bind(namespace, name, node, pod.uid if pod else None)
-        self.post_message(BindingResponded(exchange, before, self.source.commands_context().commands(exchange)))
-
-    def on_binding_responded(self, message: BindingResponded) -> None:
-        self.exchanges.append(message.exchange)
-        pane = self.query_one(ExchangePane)
-        pane.add(message.exchange, message.commands)
-        pane.scroll_visible(animate=False)  # below the fold when the panes stack (narrow terminals)
-        self.selected = message.exchange.pod  # the selection stays on the pod and follows it to its node
-        self.query_one(PendingPodsPane).select(message.exchange.pod)
+        pod = host.state.pods.get(pod_key)
+        before = PodSnapshot.take(host.state, pod_key, host.now(), scope=host.source.namespace)
+        source = host.source
+        exchange = await source.bind(namespace, name, node, pod.uid if pod else None)
+        return BindingResponded(exchange, before, source.commands_context().commands(exchange))

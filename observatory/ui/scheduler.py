@@ -1,10 +1,10 @@
-"""``r``: observatory as a scheduler inside the screen. A mixin of :class:`~observatory.ui.app.ObservatoryApp`, kept
-apart so the app module stays small.
+"""``r``: observatory as a scheduler inside the screen: :class:`SchedulerController`, held by the main screen.
 
 ``r`` (or the command palette's *Start scheduler…*) asks for a schedulerName (the names of the pending pods first,
-those no scheduler has looked at on top; any other name may be typed) and a policy, then runs
-``source.run_scheduler`` (``observatory schedule`` in-process: :class:`observatory.scheduler.loop.Scheduler`) in an
-exclusive worker. Each :class:`~observatory.model.decisions.SchedulingDecision` is shown as it arrives: the
+those no scheduler has looked at on top; any other name may be typed) and a policy, then runs the screen's
+:class:`~observatory.scheduler.host.SchedulerHost` (``observatory schedule`` in-process:
+:class:`observatory.scheduler.host.InProcessScheduler`) in an exclusive worker of the screen. Each
+:class:`~observatory.model.decisions.SchedulingDecision` is shown as it arrives: the
 :class:`~observatory.ui.widgets.decisions_pane.DecisionsPane` takes the Why pane's place while the scheduler runs
 (the layout is otherwise unchanged), every Binding it sends reaches the HTTP exchange pane, and the header says
 ``scheduler NAME (policy) running: N bound, M unschedulable``. The pods drain from the pending pane through the
@@ -15,7 +15,7 @@ While it runs, ``w`` (or the palette's *Show Why pane* / *Show scheduler decisio
 decisions and the Why pane of the selected pod; stopping the scheduler brings the Why pane back either way.
 
 In read-only mode the scheduler runs as a dry run: it decides and shows what it would bind, and sends nothing. A
-source without ``run_scheduler`` (a recording, a replay) says so instead. The scheduler serves the screen's scope
+screen without a scheduler host (a recording, a replay) says so instead. The scheduler serves the screen's scope
 when it started (the namespace shown, or every namespace), whatever ``n`` or ``a`` show later; the chooser says
 which. (``observatory schedule`` serves every namespace unless ``-n`` restricts it.)
 
@@ -27,43 +27,32 @@ is accepted (:meth:`SchedulerOptions.validate`).
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rich.text import Text
-from textual import work
-from textual.app import SystemCommand
-from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.screen import Screen
+from textual.notifications import SeverityLevel
 from textual.timer import Timer
 from textual.widget import Widget
 
 from observatory.model.decisions import SchedulerStopped, SchedulingDecision
 from observatory.model.diagnosis import NO_SCHEDULER
+from observatory.model.source import Source
 from observatory.model.state import ClusterState
+from observatory.scheduler.host import SchedulerHost
 from observatory.scheduler.options import SchedulerOptions
 from observatory.scheduler.policies import DEFAULT_POLICY, POLICIES
+from observatory.ui.host import Asker, Panes
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.text import clock_time
 from observatory.ui.widgets.decisions_pane import DecisionsPane
-from observatory.ui.widgets.exchange_pane import ExchangePane
-from observatory.ui.widgets.header_bar import HeaderBar
-from observatory.ui.widgets.why_pane import WhyPane
 
-if TYPE_CHECKING:
-    from observatory.ui.source import Source
+__all__ = ["KEPT_DECISIONS", "KEPT_EXCHANGES", "POLICY_HELP", "SchedulerController", "SchedulerRun",
+           "SchedulerScreenHost", "policy_options", "scheduler_name_options"]
 
-__all__ = ["POLICY_HELP", "SCHEDULER_BINDING", "SCHEDULER_BINDINGS", "SchedulerFlow", "SchedulerRun",
-           "scheduler_name_options"]
-
-SCHEDULER_BINDING = Binding("r", "toggle_scheduler", "Scheduler", show=False, id="scheduler")
-WHY_OR_DECISIONS_BINDING = Binding("w", "toggle_why_decisions", "While a scheduler runs: Why pane / its decisions",
-                                   show=False, id="why-or-decisions")
-SCHEDULER_BINDINGS = [SCHEDULER_BINDING, WHY_OR_DECISIONS_BINDING]
-"""ObservatoryApp lists them in its BINDINGS (a mixin's own BINDINGS would be ignored); in ``?`` and the palette."""
 KEPT_DECISIONS = 200
 """Decisions kept for the pane (its history shows the last few)."""
 KEPT_EXCHANGES = 20
@@ -84,6 +73,8 @@ class SchedulerRun:
     """The scheduler running in the screen: its options and, per pod, the outcome of its latest decision."""
 
     options: SchedulerOptions
+    namespace: str | None = None
+    """The scope it serves: the screen's when it started (None: every namespace)."""
     latest: dict[str, str] = field(default_factory=dict)
     note: str = ""
     """The scheduler's last log line (synced, a watch in trouble, a write that failed)."""
@@ -154,125 +145,148 @@ def policy_options() -> list[tuple[str, Text]]:
     return options
 
 
-class SchedulerFlow:
-    """``r`` and the palette: start or stop the in-process scheduler; its decisions, header badge and exchanges."""
-
-    state: ClusterState
-    source: Source
-    refresh_interval: float
-    clock: Callable[[], datetime]
-    scheduler_run: SchedulerRun | None = None
-    """The scheduler running now (None: none)."""
-    why_while_scheduling: bool = False
-    """``w``: the Why pane, not the decisions, in their place while the scheduler runs."""
-    _decisions: list[SchedulingDecision] | None = None
-    _decisions_shown = 0
-    _unshown_exchanges: int = 0
-    _scheduler_timer: Timer | None = None
-    _scheduler_exchange_blocks: collections.deque[Widget] | None = None
+class SchedulerScreenHost(Asker, Protocol):
+    """What the scheduler in the screen needs from it."""
 
     @property
-    def scheduler_decisions(self) -> list[SchedulingDecision]:
+    def source(self) -> Source: ...
+
+    @property
+    def state(self) -> ClusterState: ...
+
+    @property
+    def panes(self) -> Panes: ...
+
+    @property
+    def scheduler_host(self) -> SchedulerHost | None:
+        """What runs a scheduler over this screen's connection; None: it cannot (a recording, a replay)."""
+        ...
+
+    def now(self) -> datetime: ...
+
+    def run_scheduler_worker(self, run: SchedulerRun) -> None:
+        """Run :meth:`SchedulerController.run` in the exclusive ``scheduler`` worker."""
+        ...
+
+    def cancel_scheduler_worker(self) -> None: ...
+
+    def set_interval(self, interval: float, callback: Callable[[], object] | None = None) -> Timer: ...
+
+    def call_after_refresh(self, callback: Callable[[], object]) -> bool: ...
+
+
+class SchedulerController:
+    """Start or stop the in-process scheduler; its decisions, header badge and exchanges."""
+
+    def __init__(self, host: SchedulerScreenHost, *, refresh_interval: float) -> None:
+        self.host, self.refresh_interval = host, refresh_interval
+        self.run_now: SchedulerRun | None = None
+        """The scheduler running now (None: none)."""
+        self.why_instead = False
+        """``w``: the Why pane, not the decisions, in their place while the scheduler runs."""
+        self.decisions: list[SchedulingDecision] = []
         """Decisions of this session's schedulers, oldest first (the last :data:`KEPT_DECISIONS`)."""
-        if self._decisions is None:
-            self._decisions = []
-        return self._decisions
+        self._decisions_shown = 0
+        self._unshown_exchanges = 0
+        self._timer: Timer | None = None
+        self._exchange_blocks: collections.deque[Widget] = collections.deque()
 
     # -- starting and stopping -------------------------------------------------------------------------------------
 
-    def action_toggle_scheduler(self) -> None:
+    def toggle(self) -> None:
         """``r``: stop the running scheduler, or choose a schedulerName and a policy and start one."""
-        if self.scheduler_run is not None:
-            self.stop_scheduler()
+        host = self.host
+        if self.run_now is not None:
+            self.stop()
             return
-        if getattr(self.source, "run_scheduler", None) is None:
-            self.notify("This screen cannot run a scheduler: it shows a recording or a replay, which holds only what "
+        if host.scheduler_host is None:
+            host.notify("This screen cannot run a scheduler: it shows a recording or a replay, which holds only what "
                         "was watched.", title="Scheduler", severity="warning")
             return
         subtitle = Text("Pods waiting for a node, by schedulerName. Type any other name to serve it.", style="dim")
-        scope = f"namespace {self.source.namespace}" if self.source.namespace else "every namespace"
+        scope = f"namespace {host.source.namespace}" if host.source.namespace else "every namespace"
         subtitle.append(f"\nIt serves the screen's scope: {scope} (n or a changes it before r).", style="dim")
 
         def named(name: str | None) -> None:
             if name:
                 self._choose_policy(name)
 
-        self.push_screen(ChooserScreen("Run a scheduler for which schedulerName?",
-                                       scheduler_name_options(self.state), "type a schedulerName",
-                                       free_text=True, subtitle=subtitle,
-                                       free_text_hint="(no pending pod names it yet: serve it anyway)"), named)
+        host.ask(ChooserScreen("Run a scheduler for which schedulerName?", list(scheduler_name_options(host.state)),
+                               "type a schedulerName", free_text=True, subtitle=subtitle,
+                               free_text_hint="(no pending pod names it yet: serve it anyway)"), named)
 
     def _choose_policy(self, name: str) -> None:
+        host = self.host
         try:
             SchedulerOptions(name).validate()
         except ValueError as exc:
-            self.notify(str(exc).replace("--scheduler-name ", "schedulerName "), title="Scheduler",
+            host.notify(str(exc).replace("--scheduler-name ", "schedulerName "), title="Scheduler",
                         severity="warning")
             return
         subtitle = Text("Filtering is kube-scheduler's default profile; the policy picks among the nodes that pass.",
                         style="dim")
-        if self.source.read_only:
+        if host.source.read_only:
             subtitle.append("\nRead-only: a dry run, it decides and binds nothing.", style="bold")
 
         def chosen(policy: str | None) -> None:
             if policy:
-                self.start_scheduler(name, policy)
+                self.start(name, policy)
 
-        self.push_screen(ChooserScreen(f"Schedule {name}'s pods with which policy?",
-                                       policy_options(), "type to filter", subtitle=subtitle), chosen)
+        host.ask(ChooserScreen(f"Schedule {name}'s pods with which policy?", list(policy_options()),
+                               "type to filter", subtitle=subtitle), chosen)
 
-    def start_scheduler(self, name: str, policy: str = DEFAULT_POLICY) -> None:
+    def start(self, name: str, policy: str = DEFAULT_POLICY) -> None:
         """Run a scheduler for ``name`` with ``policy`` (a dry run in read-only mode); one at a time."""
-        if self.scheduler_run is not None:
-            self.notify(f"{self.scheduler_run.status}; r stops it first.", title="Scheduler", severity="warning")
+        host = self.host
+        if self.run_now is not None:
+            host.notify(f"{self.run_now.status}; r stops it first.", title="Scheduler", severity="warning")
             return
-        options = SchedulerOptions(name, policy=policy, dry_run=self.source.read_only)
+        options = SchedulerOptions(name, policy=policy, dry_run=host.source.read_only)
         try:
             options.validate()
         except ValueError as exc:
-            self.notify(str(exc), title="Scheduler", severity="warning")
+            host.notify(str(exc), title="Scheduler", severity="warning")
             return
-        run = self.scheduler_run = SchedulerRun(options)
-        self.scheduler_decisions.clear()  # a new run starts a new history (its cycle numbers start again at 1)
+        run = self.run_now = SchedulerRun(options, namespace=host.source.namespace)
+        self.decisions.clear()  # a new run starts a new history (its cycle numbers start again at 1)
         self._decisions_shown = self._unshown_exchanges = 0
-        self.why_while_scheduling = False
-        self._show_scheduler_pane(True)
-        self._scheduler_timer = self.set_interval(self.refresh_interval, self.show_scheduler)
-        self.run_in_process_scheduler(run)
-        self.show_scheduler()
+        self.why_instead = False
+        self._show_pane(True)
+        self._timer = host.set_interval(self.refresh_interval, self.show)
+        host.run_scheduler_worker(run)
+        self.show()
 
-    def stop_scheduler(self, reason: str = "", *, severity: str = "information") -> None:
+    def stop(self, reason: str = "", *, severity: SeverityLevel = "information") -> None:
         """Cancel the scheduler's worker (its watches stop, a held Lease is released), restore the Why pane."""
-        run, self.scheduler_run = self.scheduler_run, None
-        self.workers.cancel_group(self, "scheduler")
-        try:
-            self._show_new_exchanges()  # the Bindings answered since the last tick
-        except NoMatches:
-            pass  # the screen is being torn down
-        if self._scheduler_timer is not None:
-            self._scheduler_timer.stop()
-            self._scheduler_timer = None
-        self._set_header(None)
-        self._show_scheduler_pane(False)
+        run, self.run_now = self.run_now, None
+        self.host.cancel_scheduler_worker()
+        self._show_new_exchanges()  # the Bindings answered since the last tick
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.host.panes.header.scheduler = None
+        self._show_pane(False)
         if run is not None:
             done = f"scheduler {run.options.scheduler_name} ({run.options.policy}): {run.counts}"
-            self.notify(f"{reason} {done}" if reason else f"Stopped {done}", title="Scheduler", severity=severity,
-                        timeout=10 if reason else 5)
+            self.host.notify(f"{reason} {done}" if reason else f"Stopped {done}", title="Scheduler",
+                             severity=severity, timeout=10 if reason else 5)
 
-    @work(exclusive=True, group="scheduler", exit_on_error=False)
-    async def run_in_process_scheduler(self, run: SchedulerRun) -> None:
-        """Iterate ``source.run_scheduler``; each decision is kept and shown on the next tick. Ends when cancelled
+    async def run(self, run: SchedulerRun) -> None:
+        """Iterate the scheduler host's decisions; each is kept and shown on the next tick. Ends when cancelled
         (``r``), or when the scheduler stops by itself (its Lease lost, an error), which is said in one line."""
         def log(line: str) -> None:
-            run.note, run.note_at = line, self.clock()
+            run.note, run.note_at = line, self.host.now()
 
+        scheduler = self.host.scheduler_host
+        if scheduler is None:
+            return
         stream = None
         try:
-            stream = self.source.run_scheduler(run.options, log=log)
+            stream = scheduler.run_scheduler(run.options, namespace=run.namespace, log=log)
             async for decision in stream:
-                if self.scheduler_run is not run:
+                if self.run_now is not run:
                     break
-                self._decided(run, decision)
+                self._decided(decision)
         except SchedulerStopped as exc:
             self._ended(run, f"{exc}", "warning")
         except Exception as exc:
@@ -280,117 +294,93 @@ class SchedulerFlow:
         else:
             self._ended(run, "The scheduler stopped.", "warning")
         finally:
-            close = getattr(stream, "aclose", None)
-            if close is not None:
-                await close()  # its watches stop, Bindings in flight finish, a held Lease is released
+            if stream is not None:
+                await aclose(stream)  # its watches stop, Bindings in flight finish, a held Lease is released
 
-    def _ended(self, run: SchedulerRun, reason: str, severity: str) -> None:
-        if self.scheduler_run is run:  # not stopped by r already
-            self.stop_scheduler(reason, severity=severity)
+    def _ended(self, run: SchedulerRun, reason: str, severity: SeverityLevel) -> None:
+        if self.run_now is run:  # not stopped by r already
+            self.stop(reason, severity=severity)
 
-    def _decided(self, run: SchedulerRun, decision: SchedulingDecision) -> None:
-        run.latest[decision.pod] = decision.outcome
-        self.scheduler_decisions.append(decision)
-        if len(self.scheduler_decisions) > KEPT_DECISIONS:
-            drop = len(self.scheduler_decisions) - KEPT_DECISIONS
-            del self.scheduler_decisions[:drop]
+    def _decided(self, decision: SchedulingDecision) -> None:
+        run = self.run_now
+        if run is not None:
+            run.latest[decision.pod] = decision.outcome
+        self.decisions.append(decision)
+        if len(self.decisions) > KEPT_DECISIONS:
+            drop = len(self.decisions) - KEPT_DECISIONS
+            del self.decisions[:drop]
             self._decisions_shown = max(0, self._decisions_shown - drop)
         if decision.exchange is not None:
             self._unshown_exchanges += 1
 
     # -- showing ---------------------------------------------------------------------------------------------------
 
-    def show_scheduler(self) -> None:
+    def show(self) -> None:
         """Every tick while a scheduler runs: the header badge, the decisions pane, the new Binding exchanges."""
-        run = self.scheduler_run
-        if run is None or not self.is_running:
+        run = self.run_now
+        if run is None:
             return
-        for pod in [p for p in run.latest if p not in self.state.pods]:
+        for pod in [p for p in run.latest if p not in self.host.state.pods]:
             del run.latest[pod]  # a deleted pod no longer counts as bound or unschedulable
+        self.host.panes.header.scheduler = Text(
+            f" {run.status} ", style="bold black on cyan" if run.options.dry_run else "bold white on blue")
         try:
-            self._set_header(run)
-            self.query_one(DecisionsPane).show(self.scheduler_decisions, run.title, run.log_line)
-            self._show_new_exchanges()
+            for pane in self._decisions_panes():
+                pane.show(self.decisions, run.title, run.log_line)
         except NoMatches:
-            return  # the screen is being torn down
-
-    def _set_header(self, run: SchedulerRun | None) -> None:
-        badge = None
-        if run is not None:
-            badge = Text(f" {run.status} ", style="bold black on cyan" if run.options.dry_run else "bold white on blue")
-        try:
-            header = self.query_one(HeaderBar)
-        except NoMatches:
-            return
-        header.scheduler = badge  # shown from the next repaint on (HeaderBar.show)
+            pass  # a pane just mounted, not composed yet: the next tick shows it
+        self._show_new_exchanges()
 
     def _show_new_exchanges(self) -> None:
         """The Bindings decided since the last tick, in the HTTP exchange pane (the newest :data:`KEPT_EXCHANGES`
         of them), through the same rendering as a hand bind's, with the kubectl that sends the same Binding."""
-        new = self.scheduler_decisions[self._decisions_shown:]
-        self._decisions_shown = len(self.scheduler_decisions)
+        new = self.decisions[self._decisions_shown:]
+        self._decisions_shown = len(self.decisions)
         if not self._unshown_exchanges:
             return
         self._unshown_exchanges = 0
         exchanges = [d.exchange for d in new if d.exchange is not None][-KEPT_EXCHANGES:]
-        pane = self.query_one(ExchangePane)
-        if self._scheduler_exchange_blocks is None:
-            self._scheduler_exchange_blocks = collections.deque()
-        blocks = self._scheduler_exchange_blocks
+        pane, blocks = self.host.panes.exchange, self._exchange_blocks
         for exchange in exchanges:
-            pane.add(exchange, self.source.commands_context().commands(exchange))
+            pane.add(exchange, self.host.source.commands_context().commands(exchange))
             blocks.append(pane.children[-1])
         while len(blocks) > KEPT_EXCHANGES:
             blocks.popleft().remove()
 
-    def action_toggle_why_decisions(self) -> None:
+    def toggle_why_decisions(self) -> None:
         """``w``: while a scheduler runs, show the Why pane of the selected pod in the decisions' place, or the
         decisions again."""
-        if self.scheduler_run is None:
-            self.notify("w switches between the Why pane and the scheduler's decisions while a scheduler runs (r "
-                        "starts one); the Why pane is shown.", title="Why / decisions")
+        if self.run_now is None:
+            self.host.notify("w switches between the Why pane and the scheduler's decisions while a scheduler runs "
+                             "(r starts one); the Why pane is shown.", title="Why / decisions")
             return
-        self.why_while_scheduling = not self.why_while_scheduling
-        self._show_scheduler_pane(True)
+        self.why_instead = not self.why_instead
+        self._show_pane(True)
 
-    def _show_scheduler_pane(self, running: bool) -> None:
+    def _decisions_panes(self) -> list[DecisionsPane]:
+        parent = self.host.panes.why.parent
+        return [] if parent is None else list(parent.query_children(DecisionsPane))
+
+    def _show_pane(self, running: bool) -> None:
         """While a scheduler runs, the decisions pane in the Why pane's place (or, after ``w``, the Why pane with a
         hint on its border); the Why pane back after."""
-        try:
-            why = self.query_one(WhyPane)
-        except NoMatches:
-            return
-        panes = self.query(DecisionsPane)
-        if running and not panes:
-            why.parent.mount(DecisionsPane(id="decisions"), after=why)
-            panes = self.query(DecisionsPane)
-        decisions = running and not self.why_while_scheduling
+        why = self.host.panes.why
+        panes = self._decisions_panes()
+        if running and not panes and isinstance(why.parent, Widget):
+            pane = DecisionsPane(id="decisions")
+            why.parent.mount(pane, after=why)
+            panes = [pane]
+        decisions = running and not self.why_instead
         moving_focus = why.has_focus if decisions else any(pane.has_focus for pane in panes)
         for pane in panes:
             pane.display = decisions
         why.display = not decisions
         why.border_subtitle = "w: the scheduler's decisions" if running and not decisions else None
         if moving_focus:
-            self.call_after_refresh(self._focus_decisions if decisions else why.focus)
+            self.host.call_after_refresh((panes[0] if decisions and panes else why).focus)
 
-    def _focus_decisions(self) -> None:
-        for pane in self.query(DecisionsPane):
-            pane.focus()
 
-    # -- the command palette ---------------------------------------------------------------------------------------
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)  # type: ignore[misc]
-        if self.scheduler_run is None:
-            yield SystemCommand("Start scheduler…", "Run observatory as the scheduler of a schedulerName, and watch "
-                                "each decision (r)", self.action_toggle_scheduler)
-        else:
-            yield SystemCommand("Stop scheduler", f"Stop {self.scheduler_run.options.scheduler_name}'s in-process "
-                                "scheduler (r)", self.action_toggle_scheduler)
-            if self.why_while_scheduling:
-                yield SystemCommand("Show scheduler decisions", "The scheduler's decisions in the Why pane's place (w)",
-                                    self.action_toggle_why_decisions)
-            else:
-                yield SystemCommand("Show Why pane", "The Why pane of the selected pod in the decisions' place, while "
-                                    "the scheduler runs (w)", self.action_toggle_why_decisions)
-
+async def aclose(stream: AsyncIterator[SchedulingDecision]) -> None:
+    """Close an async generator's iteration (a plain async iterator has nothing to close)."""
+    if isinstance(stream, AsyncGenerator):
+        await stream.aclose()
