@@ -1,5 +1,5 @@
 """Fixtures shared by the pilot tests that run the app against a real lab (the ``lab`` fixture of tests/conftest.py,
-``rbac_lab`` of tests/lab/test_rbac.py). Helpers are in helpers.py, recorded sources in fakes.py."""
+``rbac_lab`` of tests/rbac_fixtures.py). Helpers are in helpers.py, recorded sources in fakes.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from observatory.kube.connect import connect
 from observatory.kube.source import ClusterSource
 from observatory.scheduler.host import InProcessScheduler
 from observatory.ui.app import ObservatoryApp
-from tests.lab.test_rbac import rbac_files, rbac_lab  # noqa: F401 - the lab's users, for test_permissions_pilot.py
 
 
 @pytest.fixture
