@@ -1,4 +1,4 @@
-"""Exec credential plugins (issue 7, item 4), against the TLS token lab:
+"""Exec credential plugins, against the TLS token lab:
 
 * the first run happens before the UI takes the terminal: the command line connects (and so runs the plugin,
   whose standard error reaches the terminal) before the app is built;

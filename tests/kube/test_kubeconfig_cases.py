@@ -1,4 +1,4 @@
-"""Kubeconfig edge cases (issue 7, item 4): each ends in a clear message or a choice, never a traceback, from
+"""Kubeconfig edge cases: each ends in a clear message or a choice, never a traceback, from
 ``connect()`` and from the installed command (``observatory``, ``observatory why``).
 
 * a missing, empty or dangling ``current-context``: the contexts are listed with "use --context NAME", and

@@ -1,4 +1,4 @@
-"""Proxies (issue 7, item 4): the cluster's ``proxy-url`` and ``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``NO_PROXY`` as
+"""Proxies: the cluster's ``proxy-url`` and ``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``NO_PROXY`` as
 kubectl honours them, compared with kubectl itself through a recording forward proxy on loopback
 (tests/kube/forward_proxy.py): an http:// lab gets absolute-form GETs, an https:// one a CONNECT. A proxy that
 refuses, and a proxy setting observatory cannot use, end in one clear paragraph.

@@ -157,7 +157,7 @@ def test_binds_describes_and_refuses_like_kube_scheduler(lab, instances):
 
 
 def test_serves_every_namespace_by_default_and_describe_counts_a_repeated_refusal(lab, instances):
-    """Issue 9 trial, items 6 and 8: without -n the scheduler serves every namespace (the kubeconfig's context is
+    """Without -n the scheduler serves every namespace (the kubeconfig's context is
     ``default``; the seed exercises use sched-lab), and a refused pod refused again is one FailedScheduling event
     that ``kubectl describe`` shows as ``(x2 over …)`` from the third refusal on, as under kube-scheduler."""
     sched = start(lab, instances, "sched")

@@ -1,4 +1,4 @@
-"""The decision line of ``observatory schedule`` (issue 9 trial, item 7) and the queue order of decisions (item 3).
+"""The decision line of ``observatory schedule`` and the queue order of decisions.
 Pure: decisions are built by hand."""
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ def label_node(lab, name: str, value: str) -> None:
 
 async def test_decisions_carry_their_scheduling_cycle_so_queue_order_survives_slow_bindings(lab, conn, http,
                                                                                             monkeypatch):
-    """Issue 9 trial, item 3: a refusal is known at once, a Binding when answered; the cycle numbers keep the
+    """A refusal is known at once, a Binding when answered; the cycle numbers keep the
     order in which the pods left the queue."""
     real = binding.post_binding
     decisions: Decisions | None = None
@@ -222,7 +222,7 @@ async def test_decisions_carry_their_scheduling_cycle_so_queue_order_survives_sl
 
 
 async def test_repeated_refusals_become_a_series_as_under_kube_scheduler(lab, conn, http):
-    """Issue 9 trial, item 6, kept to upstream's ``getKey`` (the whole ``regarding``, resourceVersion included): the
+    """Kept to upstream's ``getKey`` (the whole ``regarding``, resourceVersion included): the
     status patch after the first refusal bumps the pod's resourceVersion, so the second refusal is a new event, and
     the third (no status change between them) PATCHes that event's series to count 2."""
     source = ClusterSource(conn, namespace="sched-lab", lab=True)

@@ -1,4 +1,4 @@
-"""``observatory schedule -n NS`` as a user whose Role covers one namespace (issue 9, with issue 7's RBAC lab).
+"""``observatory schedule -n NS`` as a user whose Role covers one namespace.
 
 The scheduler watches the bound pods of every namespace, to count what each node runs. A user with rights in
 team-a only (tests/lab/test_rbac.py POLICY, ``binder``: pods in team-a, Bindings in team-a, nodes) is refused that

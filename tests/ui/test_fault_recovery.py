@@ -1,4 +1,4 @@
-"""Each lab fault against the TUI (issue 7 acceptance: one test per fault kind).
+"""Each lab fault against the TUI, one test per fault kind.
 
 A lab runs in-process; the app runs headless over a real connection, with short reflector timeouts. Each test
 drives one fault through the lab (``/lab/faults`` or ``observatory lab fault``), changes the cluster while the fault

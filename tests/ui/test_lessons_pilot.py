@@ -1,6 +1,5 @@
-"""Lesson mode against a real lab (issue 6 acceptance: "Lesson checks pass and fail correctly in pilot tests against
-the lab, including a step that must not pass early ... 'no FailedScheduling event' must not pass while a
-FailedScheduling event exists").
+"""Lesson mode against a real lab: lesson checks pass and fail correctly, including a step that must not pass early
+('no FailedScheduling event' must not pass while a FailedScheduling event exists).
 
 manual-binding is walked with the keys a learner presses (b, worker, Enter: 201; then b, control, Enter, y: 409) and
 ends with the transcript exported; scheduled-pod is walked with ``kubectl run`` against the lab's kubeconfig. Expected

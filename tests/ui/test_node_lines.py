@@ -1,6 +1,6 @@
 """The nodes pane and the Why pane's fit list past 100 nodes: one line-API child (block_lines.py) that shows
 exactly what a Static per block shows (text, wrapping, colours, margins, scrolling) and renders only what is on
-screen (issue 8)."""
+screen."""
 
 from __future__ import annotations
 

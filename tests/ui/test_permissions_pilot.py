@@ -1,4 +1,4 @@
-"""Permissions in the TUI against an RBAC lab (issue 7 acceptance, RBAC): the fallback to the context's namespace
+"""Permissions in the TUI against an RBAC lab: the fallback to the context's namespace
 with its banner, the nodes-forbidden view, and Bind disabled by the SelfSubjectAccessReview.
 
 The lab's users (tests/lab/test_rbac.py POLICY): alice may read pods and events of team-a only (no nodes, no

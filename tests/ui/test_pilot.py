@@ -1,4 +1,4 @@
-"""The TUI driven with Textual's pilot against a real lab on a random loopback port (issue 4 acceptance).
+"""The TUI driven with Textual's pilot against a real lab on a random loopback port.
 
 The app reaches the lab only through the kube/ layer over HTTP, as it reaches any cluster. Waits are on conditions
 (the app's own state and widgets), never fixed sleeps.

@@ -1,4 +1,4 @@
-"""The TUI binds (key b, node chosen) while kubectl binds the same pod to another node (issue 7, item 5): the UI
+"""The TUI binds (key b, node chosen) while kubectl binds the same pod to another node: the UI
 ends up showing the winner, whichever it is. The pod sits under the winning node in the nodes pane and the model,
 its timeline goes from no node to the winner and nowhere else, and the HTTP exchange pane shows either the 201 or
 the 409 text of reference §1.3 naming the winner.

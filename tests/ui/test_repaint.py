@@ -17,7 +17,7 @@ from tests.waiting import eventually
 
 
 async def test_the_first_change_after_a_quiet_interval_is_painted_without_waiting_for_the_interval():
-    """issue 8: with only the interval's repaint, a lone change waited up to one interval (half of it on average:
+    """With only the interval's repaint, a lone change waited up to one interval (half of it on average:
     the benchmark's 100 ms reflect-latency median at no churn). Here the interval is an hour, so its timer never
     repaints during the test; the last repaint of changes is set an interval back, as after a quiet spell, and only
     the leading repaint can show the new pod."""
@@ -41,7 +41,7 @@ def _pod(source: RecordedSource, name: str, rv: int) -> dict:
 
 
 async def test_a_change_right_after_a_repaint_waits_for_the_frame_gap_not_the_interval():
-    """issue 8: a change that lands just after a repaint used to wait for the interval's tick (the benchmark's
+    """A change that lands just after a repaint would wait for the interval's tick (the benchmark's
     probes write right after the previous probe's row was painted). The interval is an hour here: only the paced
     repaint, one frame gap after the last, can show the pod."""
     source = RecordedSource()
@@ -83,7 +83,7 @@ def test_the_frame_gap_is_twice_the_last_repaint_between_a_60th_of_a_second_and_
 
 async def test_the_fit_preview_of_the_selected_pod_is_redone_at_most_every_refit_every_and_then_always(
         monkeypatch):
-    """issue 8: under churn, pods binding anywhere change the selected pod's fit preview on every repaint, and a
+    """Under churn, pods binding anywhere change the selected pod's fit preview on every repaint, and a
     preview filters every node. It is redone at most every REFIT_EVERY seconds, and the latest change is always
     fitted in the end, by a later repaint with nothing new in it."""
     from observatory.ui import why as why_controller
@@ -120,7 +120,7 @@ async def test_the_fit_preview_of_the_selected_pod_is_redone_at_most_every_refit
 
 
 async def test_a_key_pressed_during_a_burst_is_handled_before_the_whole_burst_is_applied():
-    """issue 8 (key latency under churn): a watch chunk can hold hundreds of events, all ready at once. The stream
+    """A watch chunk can hold hundreds of events, all ready at once. The stream
     worker lets the app's messages run every YIELD_EVERY deltas, so a key waits for a few dozen deltas, not all."""
     from observatory.ui.main_screen import YIELD_EVERY
 
@@ -160,7 +160,7 @@ async def _two_pending_pods(pilot, app, source):
 
 
 async def test_moving_the_cursor_to_another_pod_does_not_redraw_the_footer(monkeypatch):
-    """issue 8 (key latency): Textual's refresh_bindings recomposes the footer, a layout of the whole screen, and
+    """Textual's refresh_bindings recomposes the footer, a layout of the whole screen, and
     it ran on every selection. Bind's state does not depend on which pod is selected in one namespace."""
     source = RecordedSource()
     app = ObservatoryApp(source, clock=frozen_clock, refresh_interval=0.05)
@@ -176,7 +176,7 @@ async def test_moving_the_cursor_to_another_pod_does_not_redraw_the_footer(monke
 
 
 async def test_a_newly_selected_pods_why_waits_for_the_frame_that_shows_its_cursor():
-    """issue 8 (key latency): the Why pane's fit preview filters every node. Under churn a repaint of changes ran
+    """The Why pane's fit preview filters every node. Under churn a repaint of changes ran
     between the key press and the frame showing the cursor, and worked out the new pod's Why first. A repaint
     before that frame leaves the Why pane as it was; the frame's callback then shows the new pod."""
     from observatory.ui.widgets.why_pane import WhyPane

@@ -1,5 +1,5 @@
-"""Record and replay against a real lab (issue 6 acceptance: "a round trip produces the same final screen as the live
-run"): a live session on the lab, recorded with ``RecordingSource``, binds ``sched-lab/manual`` by pressing keys
+"""Record and replay against a real lab (a round trip produces the same final screen as the live run): a live
+session on the lab, recorded with ``RecordingSource``, binds ``sched-lab/manual`` by pressing keys
 (b, worker, Enter: 201; b, control, Enter, y: 409); ``ReplaySource`` then plays the file with no cluster, the app
 pressing the recorded keys again, and the replay's final screen is the live run's.
 

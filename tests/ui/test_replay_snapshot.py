@@ -1,5 +1,4 @@
-"""Record and replay as an SVG snapshot (issue 6 acceptance: "a round trip produces the same final screen as the live
-run (SVG snapshot)").
+"""Record and replay as an SVG snapshot: a round trip produces the same final screen as the live run.
 
 The live session runs over the recorded lab of tests/ui/fakes.py (pinned objects and times, so the snapshot is the
 same on every run) wrapped in a ``RecordingSource`` on the frozen clock: b, worker, Enter (201), then b, control,

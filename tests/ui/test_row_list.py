@@ -1,4 +1,4 @@
-"""RowList (issue 8): the pending pane's line-API table. Rows by key, a cursor that stays on its row's key, its own
+"""RowList: the pending pane's line-API table. Rows by key, a cursor that stays on its row's key, its own
 scrolling, and no screen layout or full repaint for a row added, removed or changed."""
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ async def test_keys_move_the_cursor_and_keep_it_in_view_and_the_wheel_scrolls_wi
 
 
 def test_the_age_text_holds_until_the_moment_age_until_gives_and_changes_then():
-    """issue 8: the pending pane re-ages a row only when its AGE text can change (a 17h-old pod every hour)."""
+    """The pending pane re-ages a row only when its AGE text can change (a 17h-old pod every hour)."""
     from datetime import UTC, datetime, timedelta
 
     from observatory.ui.text import age, age_until

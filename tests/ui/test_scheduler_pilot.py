@@ -1,5 +1,5 @@
-"""The scheduler inside the screen (issue 9, item 3; acceptance: "the in-TUI scheduler drains the pending pane and
-shows a decision table"), driven with Textual's pilot against a real lab on a random loopback port.
+"""The scheduler inside the screen drains the pending pane and shows a decision table, driven with Textual's pilot
+against a real lab on a random loopback port.
 
 Pods for ``my-scheduler`` are created over HTTP; ``r`` (or the command palette) starts the in-process scheduler
 through ``ClusterSource.run_scheduler``. Expected texts come from ../shared/k8s-api-reference.md: the FitError of
@@ -118,7 +118,7 @@ async def test_scheduler_drains_pending_pods_shows_decisions_and_stops(make_app,
         assert [line.split()[0] for line in history[:2]] == ["#2", "#1"]  # the two before it, latest cycle first
         assert [history[i].split()[2] for i in (0, 1)] == [cycles[1].pod, cycles[0].pod]
 
-        # Issue 9 trial: the log line is not under the decision but on the border, with its time; the title fits.
+        # The log line is not under the decision but on the border, with its time; the title fits.
         assert "Synced:" in pane.log_line and "Synced" not in text
         hh, mm, ss = pane.log_line.split()[0].split(":")
         assert all(part.isdigit() and len(part) == 2 for part in (hh, mm, ss))

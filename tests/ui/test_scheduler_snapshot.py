@@ -4,8 +4,8 @@ highlighted), the Binding's 201 in the pane and in the HTTP exchange pane, the h
 that yields one pinned decision (the taint verdict is §4.3a's text; the scores are made up) and binds through the
 recorded source, so every run renders the same screen; the real scheduler is in test_scheduler_pilot.py.
 
-Also the pane's pure rendering: a refusal, a dry run, the summary of a large cluster; and what a new-user trial found
-(issue 9): the log line kept apart from the decisions, the history in queue order, ``w``, a title that fits.
+Also the pane's pure rendering: a refusal, a dry run, the summary of a large cluster; the log line kept apart from
+the decisions, the history in queue order, ``w``, a title that fits.
 """
 
 from __future__ import annotations
@@ -204,8 +204,8 @@ class PaneApp(App[None]):
 
 
 async def test_a_log_line_about_another_pod_never_reads_as_the_decisions_outcome():
-    """Issue 9 trial: ``The PodScheduled condition of default/err-2 could not be written (500)`` under ``bound →
-    big-node``. The log line goes on the border, with its own time; the decision shows only its own outcome."""
+    """A log line such as ``The PodScheduled condition of default/err-2 could not be written (500)`` never sits under
+    ``bound → big-node``: it goes on the border, with its own time; the decision shows only its own outcome."""
     bound = decision(pod="default/ok-1", verdicts={"big-node": ""}, scores={"big-node": 400}, node="big-node",
                      outcome="bound", cycle=4, started=FROZEN)
     log = "09:30:02 The PodScheduled condition of default/err-2 could not be written (500): etcd is busy"
@@ -222,7 +222,8 @@ async def test_a_log_line_about_another_pod_never_reads_as_the_decisions_outcome
 
 
 async def test_the_history_is_in_queue_order_with_cycle_numbers():
-    """Issue 9 trial: a FailedScheduling (known at once) arrived before the Bindings of the pods queued before it."""
+    """A FailedScheduling (known at once) may arrive before the Bindings of the pods queued before it: the history
+    still lists decisions in queue order."""
     t = FROZEN
     refused = decision(pod="sched-lab/huge", message=CPU_TOO_MUCH, cycle=3, started=t + timedelta(seconds=2))
     first = decision(pod="sched-lab/a", verdicts={"pair-worker": ""}, node="pair-worker", outcome="dry-run",

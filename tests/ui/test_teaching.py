@@ -1,4 +1,4 @@
-"""Teaching (issue 6): the equivalent commands (``c``), the lab transcript (``e``), screenshots (``s``), the display
+"""Teaching: the equivalent commands (``c``), the lab transcript (``e``), screenshots (``s``), the display
 themes and the key-cast overlay.
 
 Acceptance: the transcript holds the full 409 message and ``spec.nodeName`` before and after (against a real lab);

@@ -1,5 +1,4 @@
-"""Terminals from 40x10 to 300x100, storms of resizes, and hostile objects on screen never crash the TUI (issue 7
-item 6).
+"""Terminals from 40x10 to 300x100, storms of resizes, and hostile objects on screen never crash the TUI.
 
 At each size of a matrix the app runs over the recorded source (:mod:`tests.ui.fakes`, the ``refusals`` scenario)
 and the main keys are pressed: Tab, Down, ``b`` then Esc, ``m`` then Esc, ``?`` then Esc, ``c`` then Esc, ``/`` then

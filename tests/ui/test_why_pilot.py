@@ -1,4 +1,4 @@
-"""Why is it Pending, in the TUI, against a real lab (issue 5 acceptance): the pending pane's state for each kind of
+"""Why is it Pending, in the TUI, against a real lab: the pending pane's state for each kind of
 pod, the Why pane and the bind chooser's fit verdicts, the raw message one key away, and the confirmation before a
 bind to a cordoned or a missing node, which the API server accepts with 201.
 
