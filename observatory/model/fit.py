@@ -31,6 +31,7 @@ from observatory.scheduling.verdicts import (
     Pair,
     PodAffinityConflict,
     PortConflict,
+    SpreadViolation,
 )
 
 from ._json import items, mapping, text
@@ -115,7 +116,8 @@ class FitPreview:
 
 # -- PodInfo, parsed once per pod shape ------------------------------------------------------------------------
 
-_SHAPE_FIELDS = ("resources", "overhead", "priority", "preemptionPolicy", "tolerations", "nodeSelector", "affinity")
+_SHAPE_FIELDS = ("resources", "overhead", "priority", "preemptionPolicy", "tolerations", "nodeSelector", "affinity",
+                 "topologySpreadConstraints")
 _INFO_CACHE: dict[str, PodInfo] = {}
 _INFO_CACHE_SIZE = 4096
 
@@ -150,7 +152,8 @@ def pod_info(obj: Mapping[str, Any]) -> PodInfo:
     raw_labels = mapping(meta.get("labels"))
     return replace(template, key=pod_key(obj), uid=text(meta.get("uid")), node_name=text(spec.get("nodeName")),
                    start_time=text(status.get("startTime")), namespace=namespace,
-                   labels={str(k): str(v) for k, v in raw_labels.items()})
+                   labels={str(k): str(v) for k, v in raw_labels.items()},
+                   deleting=bool(meta.get("deletionTimestamp")))
 
 
 class FitIndex:
@@ -263,6 +266,19 @@ def _pod_affinity_why(detail: PodAffinityConflict, info: PodInfo, snapshot: Snap
             f"will not run beside a pod labelled {','.join(f'{k}={v}' for k, v in sorted(info.labels.items()))}")
 
 
+def _spread_why(detail: SpreadViolation) -> str:
+    """``spread over topology.kubernetes.io/zone: a has 3, b has 0, maxSkew 1``, this node's domain first."""
+    key = detail.topology_key
+    if detail.topology_value is None:
+        return f"spread over {key}: the node has no {key} label"
+    others = sorted((v, n) for v, n in detail.domains.items() if v != detail.topology_value)
+    counts = [f"{detail.topology_value} has {detail.matching}", *(f"{v} has {n}" for v, n in others[:5])]
+    if len(others) > 5:
+        counts.append(f"{len(others) - 5} more")
+    plus = " (+1 for this pod)" if detail.self_match else ""
+    return f"spread over {key}: {', '.join(counts)}{plus}, maxSkew {detail.max_skew}"
+
+
 def _explain(verdict: NodeVerdict, info: PodInfo, node: NodeView | None, labels: Mapping[str, str],
              snapshot: Snapshot | None = None) -> list[str]:
     why: list[str] = []
@@ -295,6 +311,8 @@ def _explain(verdict: NodeVerdict, info: PodInfo, node: NodeView | None, labels:
             why.append(f"host port {detail.protocol}/{detail.port} ({detail.host_ip}) already in use")
         elif isinstance(detail, NodeNameMismatch):
             why.append(f"spec.nodeName is {detail.requested}")
+        elif isinstance(detail, SpreadViolation):
+            why.append(_spread_why(detail))
         elif isinstance(detail, PodAffinityConflict) and snapshot is not None:
             why.append(_pod_affinity_why(detail, info, snapshot, verdict.node))
     if verdict.plugin == "NodeUnschedulable":

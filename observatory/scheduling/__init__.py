@@ -14,9 +14,10 @@ Typical use::
         decision.message                             # the FailedScheduling text, byte for byte
 
 Modules (each names the upstream file it reproduces): :mod:`.quantity` (quantities), :mod:`.resources` (requests,
-units), :mod:`.pods` (priority, responsibility), :mod:`.taints`, :mod:`.nodeaffinity`, :mod:`.nodeinfo`
-(NodeInfo, Snapshot), :mod:`.filters` (the six Filter plugins), :mod:`.scoring`, :mod:`.preemption` (dry run),
-:mod:`.messages` (FitError text), :mod:`.framework` (one cycle).
+units), :mod:`.pods` (priority, responsibility), :mod:`.taints`, :mod:`.nodeaffinity`, :mod:`.labelselector`,
+:mod:`.nodeinfo` (NodeInfo, Snapshot), :mod:`.podtopologyspread` and :mod:`.interpodaffinity` (their PreFilter
+state, :mod:`.cycle`), :mod:`.filters` (the Filter plugins), :mod:`.scoring`, :mod:`.preemption` (dry run),
+:mod:`.queue` (the scheduling queue), :mod:`.messages` (FitError text), :mod:`.framework` (one cycle).
 
 Units everywhere: cpu in millicores, memory and ephemeral-storage in bytes, pods a count, other resources
 ``Quantity.Value()``.

@@ -13,18 +13,22 @@ Reproduces, from kube-scheduler v1.34.1, in ``pkg/scheduler/apis/config/v1/defau
 5. ``NodePorts`` (``plugins/nodeports/node_ports.go``): a wanted host port in use. Unschedulable.
 6. ``NodeResourcesFit`` (``plugins/noderesources/fit.go`` ``fitsRequest``): every shortfall at once; Unschedulable,
    or UnschedulableAndUnresolvable when one request exceeds the node's allocatable (PR #131345).
-7. ``InterPodAffinity`` (``plugins/interpodaffinity/filtering.go``, :mod:`.interpodaffinity`): the pod's required
+7. ``PodTopologySpread`` (``plugins/podtopologyspread/filtering.go``, :mod:`.podtopologyspread`): the skew of each
+   DoNotSchedule constraint, over the PreFilter's counts.
+8. ``InterPodAffinity`` (``plugins/interpodaffinity/filtering.go``, :mod:`.interpodaffinity`): the pod's required
    affinity and anti-affinity, and existing pods' anti-affinity, over the PreFilter's counts.
 
-As ``RunFilterPlugins`` does, a node's verdict is the status of the first plugin that rejects it. The volume,
-topology-spread and DRA filters upstream runs between NodeResourcesFit and InterPodAffinity, and after it, are not
+As ``RunFilterPlugins`` does, a node's verdict is the status of the first plugin that rejects it. The volume
+filters upstream runs between NodeResourcesFit and PodTopologySpread, and DRA's after InterPodAffinity, are not
 reproduced.
 """
 
 from __future__ import annotations
 
-from .interpodaffinity import INTER_POD_AFFINITY, PodAffinityState
+from .cycle import CycleState
+from .interpodaffinity import INTER_POD_AFFINITY
 from .nodeinfo import NodeInfo, PodInfo
+from .podtopologyspread import POD_TOPOLOGY_SPREAD
 from .resources import PODS
 from .taints import Taint, find_untolerated_taint, tolerates
 from .verdicts import (
@@ -48,7 +52,7 @@ __all__ = [
 NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION = "NodeUnschedulable", "NodeName", "TaintToleration"
 NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT = "NodeAffinity", "NodePorts", "NodeResourcesFit"
 FILTER_PLUGINS = (NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT,
-                  INTER_POD_AFFINITY)
+                  POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY)
 """The filters reproduced here, in the default profile's order."""
 
 ERR_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -98,9 +102,9 @@ def _affinity_mismatch(pod: PodInfo, node: NodeInfo) -> AffinityMismatch | None:
     return AffinityMismatch(misses, unmatched, errors)
 
 
-def run_filters(pod: PodInfo, node: NodeInfo, affinity: PodAffinityState | None = None) -> NodeVerdict:
-    """Run the filters on one node, stopping at the first that rejects it (``RunFilterPlugins``). ``affinity`` is
-    InterPodAffinity's PreFilter state for this cycle (None: the plugin skips)."""
+def run_filters(pod: PodInfo, node: NodeInfo, cycle: CycleState | None = None) -> NodeVerdict:
+    """Run the filters on one node, stopping at the first that rejects it (``RunFilterPlugins``). ``cycle`` holds
+    the PreFilter states of PodTopologySpread and InterPodAffinity for this cycle (None: both skip)."""
     table = resource_table(pod, node)
     errors = node.errors
     if node.unschedulable and not tolerates(pod.tolerations, _UNSCHEDULABLE_TAINT):
@@ -127,9 +131,15 @@ def run_filters(pod: PodInfo, node: NodeInfo, affinity: PodAffinityState | None 
         code = UNSCHEDULABLE_AND_UNRESOLVABLE if any(s.unresolvable for s in short) else UNSCHEDULABLE
         return NodeVerdict(node.name, NODE_RESOURCES_FIT, code, tuple(s.reason for s in short), tuple(short),
                            table, errors)
-    if affinity is not None:
-        rejected = affinity.filter(node)
-        if rejected is not None:
-            code, reason, conflict = rejected
-            return NodeVerdict(node.name, INTER_POD_AFFINITY, code, (reason,), (conflict,), table, errors)
+    if cycle is not None:
+        if cycle.spread is not None:
+            spread = cycle.spread.filter(node)
+            if spread is not None:
+                return NodeVerdict(node.name, POD_TOPOLOGY_SPREAD, spread[0], (spread[1],), (spread[2],), table,
+                                   errors)
+        if cycle.affinity is not None:
+            rejected = cycle.affinity.filter(node)
+            if rejected is not None:
+                return NodeVerdict(node.name, INTER_POD_AFFINITY, rejected[0], (rejected[1],), (rejected[2],),
+                                   table, errors)
     return NodeVerdict(node.name, None, SUCCESS, (), (), table, errors)

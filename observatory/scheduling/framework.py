@@ -24,11 +24,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .cycle import CycleState
 from .filters import NODE_AFFINITY, resource_table, run_filters
-from .interpodaffinity import INTER_POD_AFFINITY, PodAffinityState
+from .interpodaffinity import INTER_POD_AFFINITY
 from .interpodaffinity import prefilter as inter_pod_affinity_prefilter
 from .messages import NO_NODES_AVAILABLE, fit_error_message, postfilter_message
 from .nodeinfo import PodInfo, Snapshot
+from .podtopologyspread import POD_TOPOLOGY_SPREAD
+from .podtopologyspread import prefilter as pod_topology_spread_prefilter
 from .preemption import PreemptionVerdict, preemption_verdicts
 from .scoring import NodeScore, score_nodes
 from .verdicts import UNSCHEDULABLE_AND_UNRESOLVABLE, NodeVerdict
@@ -105,21 +108,27 @@ def _rejected_by_prefilter(pod: PodInfo, snapshot: Snapshot, plugin: str,
                                 resource_table(pod, n), n.errors) for n in snapshot}, message
 
 
-def _prefilter(pod: PodInfo, snapshot: Snapshot) -> tuple[PodAffinityState | None, tuple[dict[str, NodeVerdict], str]
+def _prefilter(pod: PodInfo, snapshot: Snapshot) -> tuple[CycleState | None, tuple[dict[str, NodeVerdict], str]
                                                          | None]:
-    """The PreFilter plugins in upstream's order: NodeAffinity's conflict check, then InterPodAffinity. Returns
-    InterPodAffinity's state and, when a PreFilter rejects the pod, the verdicts and message."""
+    """The PreFilter plugins in upstream's order (NodeAffinity's conflict check, PodTopologySpread,
+    InterPodAffinity), stopping at the first rejection. Returns the cycle's state (None when no plugin keeps one)
+    and, when a PreFilter rejects the pod, the verdicts and message."""
     names = pod.affinity.node_names
     if names is not None and not names:
         return None, _rejected_by_prefilter(pod, snapshot, NODE_AFFINITY, ERR_AFFINITY_CONFLICT)
+    spread = pod_topology_spread_prefilter(pod, snapshot)
+    if isinstance(spread, str):
+        return None, _rejected_by_prefilter(pod, snapshot, POD_TOPOLOGY_SPREAD, spread)
     affinity = inter_pod_affinity_prefilter(pod, snapshot)
     if isinstance(affinity, str):
         return None, _rejected_by_prefilter(pod, snapshot, INTER_POD_AFFINITY, affinity)
-    return affinity, None
+    if spread is None and affinity is None:
+        return None, None
+    return CycleState(spread, affinity), None
 
 
-def _filter(pod: PodInfo, snapshot: Snapshot) -> tuple[dict[str, NodeVerdict], str | None, PodAffinityState | None]:
-    affinity, rejected = _prefilter(pod, snapshot)
+def _filter(pod: PodInfo, snapshot: Snapshot) -> tuple[dict[str, NodeVerdict], str | None, CycleState | None]:
+    cycle, rejected = _prefilter(pod, snapshot)
     if rejected is not None:
         return rejected[0], rejected[1], None
     names = pod.affinity.node_names
@@ -130,8 +139,8 @@ def _filter(pod: PodInfo, snapshot: Snapshot) -> tuple[dict[str, NodeVerdict], s
                 info.name, NODE_AFFINITY, UNSCHEDULABLE_AND_UNRESOLVABLE,
                 (f"node(s) didn't satisfy plugin(s) [{NODE_AFFINITY}]",), (), resource_table(pod, info), info.errors)
         else:
-            verdicts[info.name] = run_filters(pod, info, affinity)
-    return verdicts, None, affinity
+            verdicts[info.name] = run_filters(pod, info, cycle)
+    return verdicts, None, cycle
 
 
 def filter_nodes(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Mapping[str, Any]],
@@ -155,14 +164,14 @@ def schedule_one(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Ma
     snapshot = _snapshot(nodes, pods)
     if len(snapshot) == 0:
         return Decision(info.key, None, {}, {}, NO_NODES_AVAILABLE)
-    verdicts, prefilter_message, affinity = _filter(info, snapshot)
+    verdicts, prefilter_message, cycle = _filter(info, snapshot)
     if info.resources.errors:
         error = "; ".join(info.resources.errors)
         return Decision(info.key, None, verdicts, {}, error, error=error)
     feasible = [node for name, v in verdicts.items() if v.feasible and (node := snapshot.get(name)) is not None]
     if not feasible:
         by_name = {n.name: n for n in snapshot}
-        preemption = preemption_verdicts(info, by_name, verdicts, affinity)
+        preemption = preemption_verdicts(info, by_name, verdicts, cycle)
         post = postfilter_message(len(snapshot), preemption, dra_fragment=dra_fragment)
         message = fit_error_message(len(snapshot), verdicts, prefilter_message=prefilter_message,
                                     postfilter_message=post)

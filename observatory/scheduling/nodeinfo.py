@@ -22,6 +22,7 @@ from ._json import listed
 from .interpodaffinity import AffinityTerm, parse_terms
 from .nodeaffinity import PodNodeAffinity, compile_pod_affinity
 from .pods import is_terminal, pod_key, pod_priority
+from .podtopologyspread import SpreadConstraint, parse_constraints
 from .resources import CPU, MEMORY, PODS, PodResources, compute_pod_resources, node_allocatable
 from .taints import Taint, Toleration, parse_taints, parse_tolerations
 
@@ -73,6 +74,10 @@ class PodInfo:
     required_affinity: tuple[AffinityTerm, ...] = ()
     required_anti_affinity: tuple[AffinityTerm, ...] = ()
     affinity_errors: tuple[str, ...] = ()
+    spread_constraints: tuple[SpreadConstraint, ...] = ()
+    spread_errors: tuple[str, ...] = ()
+    deleting: bool = False
+    """``metadata.deletionTimestamp`` is set (PodTopologySpread does not count such a pod)."""
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any]) -> PodInfo:
@@ -91,6 +96,7 @@ class PodInfo:
             errors += anti_errors
         else:
             required, anti, errors = (), (), ()
+        spread, spread_errors = parse_constraints(spec) if spec.get("topologySpreadConstraints") else ((), ())
         return cls(
             key=pod_key(pod), uid=str((meta or {}).get("uid") or ""), node_name=str(spec.get("nodeName") or ""),
             priority=pod_priority(pod), preemption_never=spec.get("preemptionPolicy") == "Never",
@@ -99,7 +105,8 @@ class PodInfo:
             affinity=compile_pod_affinity(pod), host_ports=_host_ports(spec),
             table_rows=tuple((n, a) for n, a in resources.requests.items() if n in (CPU, MEMORY) or a > 0),
             namespace=namespace, labels=labels, required_affinity=required, required_anti_affinity=anti,
-            affinity_errors=errors)
+            affinity_errors=errors, spread_constraints=spread, spread_errors=spread_errors,
+            deleting=bool(isinstance(meta, Mapping) and meta.get("deletionTimestamp")))
 
     @property
     def identity(self) -> str:

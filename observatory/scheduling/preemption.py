@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .cycle import CycleState
 from .filters import run_filters
-from .interpodaffinity import PodAffinityState
 from .nodeinfo import NodeInfo, PodInfo
 from .verdicts import SUCCESS, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, Code, NodeVerdict
 
@@ -59,14 +59,14 @@ def _importance(pod: PodInfo) -> tuple[int, str]:
     return (-pod.priority, pod.start_time or "\uffff")
 
 
-def _select_victims(pod: PodInfo, node: NodeInfo, affinity: PodAffinityState | None) -> PreemptionVerdict:
+def _select_victims(pod: PodInfo, node: NodeInfo, cycle: CycleState | None) -> PreemptionVerdict:
     """``SelectVictimsOnNode``: remove every lower-priority pod (``RemovePod`` on the PreFilter state too), and if
     the pod then fits, reprieve them one by one, most important first (``AddPod``)."""
     potential = sorted((p for p in node.pods.values() if p.priority < pod.priority), key=_importance)
     if not potential:
         return PreemptionVerdict(node.name, UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_PREEMPTION_VICTIMS,))
     trial = node.copy()
-    state = affinity.copy() if affinity is not None else None
+    state = cycle.copy() if cycle is not None else None
     for victim in potential:
         trial.remove(victim.identity)
         if state is not None:
@@ -88,7 +88,7 @@ def _select_victims(pod: PodInfo, node: NodeInfo, affinity: PodAffinityState | N
 
 
 def preemption_verdicts(pod: PodInfo, nodes: Mapping[str, NodeInfo], verdicts: Mapping[str, NodeVerdict],
-                        affinity: PodAffinityState | None = None) -> dict[str, PreemptionVerdict] | None:
+                        cycle: CycleState | None = None) -> dict[str, PreemptionVerdict] | None:
     """Per node, what preemption would find; None when the pod may not preempt (``preemptionPolicy: Never``).
     Nodes absent from ``verdicts`` (excluded before filtering) are "not helpful", as upstream's absent nodes."""
     if pod.preemption_never:
@@ -99,5 +99,5 @@ def preemption_verdicts(pod: PodInfo, nodes: Mapping[str, NodeInfo], verdicts: M
         if verdict is None or verdict.code != UNSCHEDULABLE:
             out[name] = PreemptionVerdict(name, UNSCHEDULABLE_AND_UNRESOLVABLE, (PREEMPTION_NOT_HELPFUL,))
         else:
-            out[name] = _select_victims(pod, info, affinity)
+            out[name] = _select_victims(pod, info, cycle)
     return out

@@ -31,6 +31,7 @@ __all__ = [
     "PodAffinityConflict",
     "PortConflict",
     "ResourceUse",
+    "SpreadViolation",
 ]
 
 Code = Literal["Success", "Unschedulable", "UnschedulableAndUnresolvable"]
@@ -122,7 +123,24 @@ class PodAffinityConflict:
     term: AffinityTerm | None = None
 
 
-Detail = InsufficientResource | Taint | PortConflict | AffinityMismatch | NodeNameMismatch | PodAffinityConflict
+@dataclass(frozen=True, slots=True)
+class SpreadViolation:
+    """Why PodTopologySpread rejected a node: its value ``topology_value`` of ``topology_key`` (None: the node lacks
+    the label) already has ``matching`` pods, ``self_match`` is 1 when the incoming pod matches the selector too,
+    ``minimum`` is the global minimum; the skew ``matching + self_match - minimum`` exceeds ``max_skew``.
+    ``domains``: matching pods per topology value, every eligible domain."""
+
+    topology_key: str
+    topology_value: str | None
+    matching: int
+    self_match: int
+    minimum: int
+    max_skew: int
+    domains: dict[str, int]
+
+
+Detail = (InsufficientResource | Taint | PortConflict | AffinityMismatch | NodeNameMismatch | PodAffinityConflict
+          | SpreadViolation)
 
 
 class NodeVerdict(NamedTuple):
