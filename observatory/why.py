@@ -57,7 +57,7 @@ from observatory.kube.lease import read_lease
 from observatory.model._json import text as _text
 from observatory.model.deltas import EVENTS, FORBIDDEN, NODES, PODS, Relisted, WatchState
 from observatory.model.diagnosis import SCHEDULER_LEASE, Diagnosis
-from observatory.model.fit import FitPreview
+from observatory.model.fit import FitPreview, compared
 from observatory.model.records import LeaseView
 from observatory.model.state import ClusterState
 from observatory.settings import Settings
@@ -211,7 +211,7 @@ def why_from(got: Gathered, *, now: datetime | None = None) -> Why:
     fit = state.fit(key, scope=got.pods_scope)
     if diagnosis is None or fit is None:  # the pod was just put in; only a pod without a name could miss
         raise ValueError(f"the pod {key} has no name")
-    return Why(key, diagnosis, fit, got.lease, tuple(got.warnings))
+    return Why(key, diagnosis, compared(fit, diagnosis.refusal), got.lease, tuple(got.warnings))
 
 
 async def _wait_for_scheduler(api: Any, namespace: str, name: str, seconds: float) -> None:
@@ -326,6 +326,8 @@ def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:
     if fit.scope:
         para("", f"Only pods in namespace {fit.scope} were counted on the nodes: free resources may be overstated.",
              indent=2)
+    if fit.disagreement:
+        para("", fit.disagreement, indent=2)
     if not fit.nodes:
         para("", "No nodes.", indent=2)
     else:

@@ -1,11 +1,12 @@
 """Node-fit preview: for one pod, every node's verdict from the scheduling framework, with the numbers behind it.
 
-The verdicts come from :func:`observatory.scheduling.filter_nodes`, the same six Filter plugins the lab's
+The verdicts come from :func:`observatory.scheduling.filter_nodes`, the same Filter plugins the lab's
 default-scheduler runs (kube-scheduler v1.34.1's NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
-NodePorts, NodeResourcesFit). They are observatory's *prediction* from the objects it has cached: a real scheduler
-may also run volume, topology-spread, inter-pod-affinity and DRA filters, and its cache may differ for a moment.
-When the pod carries kube-scheduler-simulator's ``filter-result`` annotation, that recorded result is shown
-instead (:func:`simulator_preview`).
+NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity). They are observatory's *prediction* from the
+objects it has cached: a real scheduler also runs the volume and DRA filters, may run another profile, and its
+cache may differ for a moment. :func:`compared` sets the preview beside the scheduler's latest refusal and says
+in words where they disagree. When the pod carries kube-scheduler-simulator's ``filter-result`` annotation, that
+recorded result is shown instead (:func:`simulator_preview`).
 
 :class:`FitIndex` keeps the framework's :class:`~observatory.scheduling.Snapshot` current from the same deltas as
 :class:`~.state.ClusterState`, so a preview costs one filter pass over the nodes (about 10 µs per node), not a
@@ -20,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from observatory.scheduling import NodeVerdict, PodInfo, Snapshot, filter_nodes
+from observatory.scheduling.fiterror import FitErrorParse
 from observatory.scheduling.nodeaffinity import NodeSelectorTerm
 from observatory.scheduling.pods import is_terminal, pod_key
 from observatory.scheduling.taints import Taint as SchedTaint
@@ -45,6 +47,7 @@ __all__ = [
     "FitPreview",
     "NodeFit",
     "bind_warnings",
+    "compared",
     "fit_preview",
     "pod_info",
     "simulator_preview",
@@ -100,6 +103,9 @@ class FitPreview:
     label: str
     nodes: tuple[NodeFit, ...]
     scope: str | None = None
+    disagreement: str = ""
+    """Where the scheduler's latest refusal and this preview disagree, in words ("" when they do not): see
+    :func:`compared`."""
 
     @property
     def feasible(self) -> tuple[str, ...]:
@@ -109,9 +115,11 @@ class FitPreview:
         return next((n for n in self.nodes if n.node == node), None)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"pod", "source", "label", "scope", "feasible": [node...], "nodes": [NodeFit.to_json()...]}``."""
+        """``{"pod", "source", "label", "scope", "disagreement", "feasible": [node...],
+        "nodes": [NodeFit.to_json()...]}``."""
         return {"pod": self.pod, "source": self.source, "label": self.label, "scope": self.scope,
-                "feasible": list(self.feasible), "nodes": [n.to_json() for n in self.nodes]}
+                "disagreement": self.disagreement, "feasible": list(self.feasible),
+                "nodes": [n.to_json() for n in self.nodes]}
 
 
 # -- PodInfo, parsed once per pod shape ------------------------------------------------------------------------
@@ -456,3 +464,44 @@ def bind_warnings(pod_key: str, pod: PodView | None, node_name: str, node: NodeV
                             "namespace): pods of other namespaces may leave no room, and the kubelet would reject "
                             "the pod; observatory why counts every namespace")
     return warnings
+
+
+# -- the preview beside the scheduler's refusal ----------------------------------------------------------------
+
+MODELED_REASON_KINDS = frozenset({
+    "taint", "affinity", "insufficient", "too-many-pods", "unschedulable", "node-name", "ports", "topology",
+    "pod-affinity", "plugins", "not-ready", "pressure"})
+"""FitError reason kinds (:data:`observatory.scheduling.fiterror.KINDS`) whose plugins the framework runs; the
+others (volume, DRA, unknown texts) come from filters observatory does not model."""
+
+
+def compared(preview: FitPreview, refusal: FitErrorParse | None) -> FitPreview:
+    """``preview`` with :attr:`FitPreview.disagreement` set from the scheduler's latest refusal of the pod, so the
+    screen never claims a fit the scheduler denies without saying so:
+
+    * reasons from filters observatory does not model: ``The scheduler also reports "2 node(s) didn't match
+      PersistentVolume's node affinity", from a filter observatory does not model: trust the scheduler.``;
+    * the scheduler found no node and the prediction finds one: ``The scheduler's latest refusal found no node,
+      but this prediction fits pair-worker: …`` with the likely reasons (an unmodeled filter, another profile, a
+      cache that lags);
+    * the refusal counted another number of nodes than the cache holds.
+
+    A simulator's recorded result, or a pod no scheduler refused, is returned as it is."""
+    if refusal is None or not refusal.recognized or preview.source != "observatory":
+        return preview
+    notes: list[str] = []
+    unmodeled = [r for r in refusal.reasons if r.kind not in MODELED_REASON_KINDS]
+    if unmodeled:
+        quoted = ", ".join(f'"{r.count} {r.text}"' if r.count is not None else f'"{r.text}"' for r in unmodeled)
+        notes.append(f"The scheduler also reports {quoted}, from a filter observatory does not model: trust the "
+                     "scheduler's message for those nodes.")
+    if refusal.available == 0 and preview.feasible:
+        why = ("the scheduler runs a filter observatory does not model" if unmodeled else
+               "the scheduler runs another profile, or knows of pods or node changes this cache has not seen yet, or "
+               "the cluster changed since")
+        notes.append(f"The scheduler's latest refusal found no node, but this prediction fits "
+                     f"{_names(list(preview.feasible))}: {why}.")
+    if refusal.total is not None and preview.nodes and refusal.total != len(preview.nodes):
+        notes.append(f"The scheduler counted {refusal.total} nodes; this cache holds {len(preview.nodes)}.")
+    return replace(preview, disagreement=" ".join(notes)) if notes else preview
+

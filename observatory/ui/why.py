@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from observatory.model.diagnosis import NO_SCHEDULER, SCHEDULER_LEASE, Diagnosis
+from observatory.model.fit import compared
 from observatory.model.records import LeaseView
 from observatory.model.source import Source
 from observatory.model.state import ClusterState
@@ -108,7 +109,8 @@ class WhyController:
         self._refit_waiting = changed and not refit  # fitted on a later repaint (show), once REFIT_EVERY is over
         if refit:
             self._fit_facts, self._fit_at = facts, at
-        pane.show(key, diagnosis, state.fit(key, scope) if refit else shown)
+        preview = state.fit(key, scope) if refit else shown
+        pane.show(key, diagnosis, compared(preview, diagnosis.refusal if diagnosis else None) if preview else None)
         return wants_lease(diagnosis)
 
     def _read_lease_when_due(self) -> None:

@@ -47,6 +47,8 @@ def fit_label(preview: FitPreview) -> Text:
     if preview.scope:
         out.append(f"\nonly pods of namespace {preview.scope} are watched, so other pods' requests are not counted "
                    "and free resources may be overstated", style="dim")
+    if preview.disagreement:
+        out.append(f"\n{preview.disagreement}", style="yellow")
     return out
 
 
