@@ -43,6 +43,9 @@ class ClusterCache:
     with its chosen node) and the :class:`~observatory.scheduling.Snapshot` built from all three."""
 
     def __init__(self) -> None:
+        self.namespaces: dict[str, dict[str, Any]] | None = None
+        """name -> Namespace JSON once the Namespaces are listed (pod affinity terms' namespace selectors read
+        their labels); None while unknown (not listed yet, or listing them is forbidden)."""
         self.nodes: dict[str, dict[str, Any]] = {}
         self.bound: dict[str, dict[str, Any]] = {}
         self.assumed: dict[Key, PodInfo] = {}
@@ -86,9 +89,38 @@ class ClusterCache:
             return True
         return False
 
+    def apply_namespace(self, delta: Delta) -> bool:
+        """A delta of the Namespaces' watch; a change of labels may matter to a pod affinity term's namespace
+        selector."""
+        if isinstance(delta, Relisted):
+            self.namespaces = {str((o.get("metadata") or {}).get("name") or ""): dict(o) for o in delta.objs}
+            self.snapshot.namespaces = {}
+            for obj in self.namespaces.values():
+                self.snapshot.set_namespace(obj)
+            return True
+        if self.namespaces is None:
+            self.namespaces = {}
+        name = str((delta.obj.get("metadata") or {}).get("name") or "") if isinstance(delta, (Upserted, Deleted)) \
+            else ""
+        if isinstance(delta, Upserted):
+            old = self.namespaces.get(name)
+            self.namespaces[name] = dict(delta.obj)
+            self.snapshot.set_namespace(delta.obj)
+            return old is None or (old.get("metadata") or {}).get("labels") != (delta.obj.get("metadata") or {}).get(
+                "labels")
+        if isinstance(delta, Deleted):
+            self.namespaces.pop(name, None)
+            self.snapshot.remove_namespace(name)
+            return True
+        return False
+
     def rebuild(self) -> bool:
         """A fresh Snapshot from the caches (after a relist), with the assumed pods; always a change."""
         self.snapshot = Snapshot((self.nodes[n] for n in sorted(self.nodes)), self.bound.values())
+        if self.namespaces is not None:
+            self.snapshot.namespaces = {}
+            for obj in self.namespaces.values():
+                self.snapshot.set_namespace(obj)
         for info in self.assumed.values():
             self.snapshot.add_pod(info)
         return True

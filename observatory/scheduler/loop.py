@@ -7,12 +7,13 @@ kube-apiserver (:mod:`observatory.embedded`).
 What :meth:`Scheduler.decisions` runs, over one kubernetes-asyncio ApiClient (everything through
 :mod:`observatory.kube`):
 
-1. Three reflectors (list then watch, :class:`~observatory.kube.reflector.Reflector`): the pods waiting for this
+1. Four reflectors (list then watch, :class:`~observatory.kube.reflector.Reflector`): the pods waiting for this
    scheduler, ``fieldSelector=spec.schedulerName=NAME,spec.nodeName=`` in the scheduled namespace (or all; with
    several profiles, ``spec.nodeName=`` and the names checked here, as kube-scheduler's ``responsibleForPod``); the
-   bound pods of every namespace, ``fieldSelector=spec.nodeName!=``, so what each node already runs is counted; and
-   the nodes. Scheduling starts once all three have listed (``WaitForCacheSync``) and, with leader election, once
-   this instance leads.
+   bound pods of every namespace, ``fieldSelector=spec.nodeName!=``, so what each node already runs is counted; the
+   nodes; and the Namespaces, whose labels pod affinity terms' namespace selectors read (when listing them is
+   forbidden, scheduling goes on without their labels). Scheduling starts once all four have listed
+   (``WaitForCacheSync``) and, with leader election, once this instance leads.
 2. Pods go through :class:`~.queue.SchedulingQueue` (priority, then age; backoff 1 s doubling to 10 s). Gated pods
    (``spec.schedulingGates``) are held out, as the SchedulingGates PreEnqueue plugin does; a pod being deleted
    when its turn comes gets upstream's ``skip schedule deleting pod: NS/NAME`` FailedScheduling event.
@@ -73,7 +74,8 @@ __all__ = ["Scheduler", "SchedulerOptions"]
 
 Key = tuple[str, str]
 STRATEGIC = "application/strategic-merge-patch+json"
-UNBOUND, BOUND, NODES = "unbound pods", "bound pods", "nodes"
+UNBOUND, BOUND, NODES, NAMESPACES = "unbound pods", "bound pods", "nodes", "namespaces"
+STREAMS = 4
 
 
 class Scheduler:
@@ -133,6 +135,7 @@ class Scheduler:
             (UNBOUND, Reflector(self.api, "pods", self.namespace, field_selector=selector, **self.reflector_options)),
             (BOUND, Reflector(self.api, "pods", None, field_selector="spec.nodeName!=", **self.reflector_options)),
             (NODES, Reflector(self.api, "nodes", None, **self.reflector_options)),
+            (NAMESPACES, Reflector(self.api, "namespaces", None, **self.reflector_options)),
         ]
         tasks = [asyncio.create_task(self._guard(self._consume(name, reflector))) for name, reflector in streams]
         tasks.append(asyncio.create_task(self._guard(self._schedule_loop())))
@@ -199,20 +202,32 @@ class Scheduler:
                                  f"same nodes are not seen.")
                         return Reflector(self.api, "pods", self.namespace, field_selector="spec.nodeName!=",
                                          **self.reflector_options)
+                    if delta.state == "forbidden" and stream == NAMESPACES and stream not in self._synced:
+                        self.log(f"Cannot list the Namespaces ({delta.detail}): pod affinity terms with a "
+                                 "namespaceSelector see no namespace labels.")
+                        self._stream_synced(stream)
+                        return None
                     self._watch_state(stream, delta)
                     continue
                 if stream == UNBOUND:
                     self._apply_unbound(delta)
+                elif stream == NAMESPACES:
+                    if self.cache.apply_namespace(delta):
+                        self._cluster_changed()
                 elif (self.cache.apply_bound if stream == BOUND else self.cache.apply_node)(delta):
                     self._cluster_changed()
                 if isinstance(delta, Relisted) and stream not in self._synced:
-                    self._synced.add(stream)
-                    if len(self._synced) == 3:
-                        self.log(f"Synced: {len(self.cache.nodes)} nodes, {len(self.cache.bound)} bound pods, "
-                                 f"{len(self.unbound)} waiting for {', '.join(self.names)}.")
-                        self._ready.set()
-                        self._wake.set()
+                    self._stream_synced(stream)
         return None
+
+    def _stream_synced(self, stream: str) -> None:
+        """``WaitForCacheSync``: scheduling starts once every stream has listed."""
+        self._synced.add(stream)
+        if len(self._synced) == STREAMS:
+            self.log(f"Synced: {len(self.cache.nodes)} nodes, {len(self.cache.bound)} bound pods, "
+                     f"{len(self.unbound)} waiting for {', '.join(self.names)}.")
+            self._ready.set()
+            self._wake.set()
 
     def _watch_state(self, stream: str, state: WatchState) -> None:
         previous = self._states.get(stream)

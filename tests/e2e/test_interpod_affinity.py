@@ -121,3 +121,33 @@ def test_an_existing_pods_anti_affinity_keeps_others_off_its_node(lab, capsys):
     assert (fit["pair-worker"]["fits"], fit["pair-worker"]["filter"]) == (False, "InterPodAffinity")
     assert fit["pair-worker"]["why"] == [
         "existing pods' anti-affinity: default/loner on this node will not run beside a pod labelled team=blue"]
+
+
+def test_a_namespace_selector_reads_the_namespaces_labels(lab, capsys):
+    """The existing pod's anti-affinity selects pods of namespaces labelled team=blue: a pod in such a namespace is
+    kept off its node, the same pod in a namespace without the label is not (the scheduler watches Namespaces)."""
+    for name, labels in (("blue", {"team": "blue"}), ("plain", {})):
+        done = lab.sh("kubectl apply -f -", stdin=json.dumps(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}))
+        assert done.returncode == 0, done.stderr
+    guard = manifest("guard", {"app": "guard"}, {"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": {"matchLabels": {"app": "db"}}, "namespaceSelector": {"matchLabels": {"team": "blue"}},
+            "topologyKey": "kubernetes.io/hostname"}]}})
+    guard["metadata"]["name"] = "guard"
+    apply(lab, guard)
+    assert node_of(lab, "guard") == "pair-worker"
+    for namespace in ("blue", "plain"):
+        db = manifest("db", {"app": "db"})
+        db["metadata"]["namespace"] = namespace
+        apply(lab, db)
+    assert node_of(lab, "db -n plain") == "pair-worker"
+    out = lab.sh("kubectl get events -n blue --field-selector involvedObject.name=db,reason=FailedScheduling "
+                 "-o jsonpath={.items[0].message}")
+    deadline = time.monotonic() + 20
+    while not out.stdout and time.monotonic() < deadline:
+        time.sleep(0.1)
+        out = lab.sh("kubectl get events -n blue --field-selector involvedObject.name=db,reason=FailedScheduling "
+                     "-o jsonpath={.items[0].message}")
+    assert out.stdout == (f"0/2 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules, "
+                          f"{TAINT}. {TAIL_NO_VICTIMS}")
