@@ -488,7 +488,7 @@ def compared(preview: FitPreview, refusal: FitErrorParse | None) -> FitPreview:
 
     A simulator's recorded result, or a pod no scheduler refused, is returned as it is."""
     if refusal is None or not refusal.recognized or preview.source != "observatory":
-        return preview
+        return replace(preview, disagreement="") if preview.disagreement else preview
     notes: list[str] = []
     unmodeled = [r for r in refusal.reasons if r.kind not in MODELED_REASON_KINDS]
     if unmodeled:
@@ -503,5 +503,7 @@ def compared(preview: FitPreview, refusal: FitErrorParse | None) -> FitPreview:
                      f"{_names(list(preview.feasible))}: {why}.")
     if refusal.total is not None and preview.nodes and refusal.total != len(preview.nodes):
         notes.append(f"The scheduler counted {refusal.total} nodes; this cache holds {len(preview.nodes)}.")
-    return replace(preview, disagreement=" ".join(notes)) if notes else preview
+    disagreement = " ".join(notes)
+    # the same object when nothing changed, so a pane that compares what it shows stays cheap
+    return preview if disagreement == preview.disagreement else replace(preview, disagreement=disagreement)
 

@@ -52,3 +52,9 @@ def test_no_refusal_or_a_simulator_result_is_left_alone():
     assert compared(plain, None) is plain
     recorded = preview(CONTROL, WORKER_FITS, source="kube-scheduler-simulator")
     assert compared(recorded, parse_fit_error(VOLUME)) is recorded
+
+
+def test_comparing_again_keeps_the_same_object():
+    once = compared(preview(CONTROL, WORKER_FITS), parse_fit_error(VOLUME))
+    assert compared(once, parse_fit_error(VOLUME)) is once
+    assert compared(once, None).disagreement == ""
