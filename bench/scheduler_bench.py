@@ -6,7 +6,7 @@ pending pods (100m cpu, 128Mi) with ``schedulerName: my-scheduler`` in a fresh n
 process, over one kubernetes-asyncio client:
 
 * **scheduler**: :class:`observatory.scheduler.loop.Scheduler` scoped to that namespace (default policy: filter every
-  node with the six filter plugins, score the feasible ones, Binding, Scheduled event), the same code as the CLI;
+  node with the filter plugins, score the feasible ones, Binding, Scheduled event), the same code as the CLI;
 * **plain loop**: a reflector on the same field selector and a round-robin over the node names, POSTing each
   Binding with the same number in flight (16) and writing nothing else: the API round trip's upper bound.
 
@@ -222,7 +222,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"| plain loop (Binding only: the API round-trip bound) | {med['plain']:.1f} |",
         f"| ratio | {result['ratio']:.2f} ({result['ratio'] * 100:.0f} % of the bound) |",
         "",
-        f"One scheduling decision (`schedule_one`: six filters over every node, then scoring) costs "
+        f"One scheduling decision (`schedule_one`: the filters over every node, then scoring) costs "
         f"{cost['median_ms']:.1f} ms at {cost['nodes']} nodes (median of {cost['samples']}): that alone caps a "
         f"sequential scheduling cycle (kube-scheduler's is sequential too) at about {1000 / cost['median_ms']:.0f} "
         "pods per second. The rest of the gap is the Binding, the Scheduled event and the watch updates of every "
