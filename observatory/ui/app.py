@@ -46,10 +46,7 @@ MOUNT_TIMEOUT = 10.0
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 """``styles/`` ships inside the package (see pyproject); in a source tree it is the top-level folder."""
 if not STYLES.is_dir():
-    MOUNT_TIMEOUT = 10.0
-"""Seconds the app waits at most, while it mounts, for the main screen's panes."""
-
-STYLES = Path(__file__).resolve().parents[2] / "styles"
+    STYLES = Path(__file__).resolve().parents[2] / "styles"
 
 
 class ObservatoryApp(App[None]):
