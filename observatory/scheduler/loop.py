@@ -292,7 +292,7 @@ class Scheduler:
         await self._ready.wait()
         if self.elector is not None:
             await self.elector.acquire()
-            self._lease_task = asyncio.create_task(self._guard(self._keep_lease(self.elector)))
+            self._lease_task = asyncio.create_task(self._lead(self.elector))
         while True:
             if self.elector is not None and not self.elector.leading.is_set():
                 return  # the Lease is lost: decisions() raises SchedulerStopped
@@ -311,6 +311,11 @@ class Scheduler:
                 if not started:
                     self._slots.release()
             await asyncio.sleep(0)
+
+    async def _lead(self, elector: LeaderElector) -> None:
+        """Renew the Lease (the renewal's coroutine is made only once this task runs, so a stop that cancels the
+        task before its first step leaves no coroutine unawaited)."""
+        await self._guard(self._keep_lease(elector))
 
     async def _keep_lease(self, elector: LeaderElector) -> None:
         await elector.renew()
