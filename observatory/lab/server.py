@@ -170,12 +170,7 @@ class LabServer:
         except BaseException:
             sock.close()
             with contextlib.suppress(Exception):
-                if self._runner is not None:
-                    await self._runner.cleanup()
-                    self._runner = None
-                if self._own_kubeconfig is not None:
-                    kubeconfig.release_default(self._own_kubeconfig, self.url)
-                    self._own_kubeconfig = None
+                await self._close_listener()
             raise
 
     async def _serve(self, sock: socket.socket, port: int) -> None:
@@ -257,10 +252,14 @@ class LabServer:
         await cancel_all(self._tasks)
         await self.simulations.stop()
         self.store.close_all_watches()
+        await self._close_listener()
+        self.save_state()
+
+    async def _close_listener(self) -> None:
+        """Stop serving HTTP and give up the lab's own kubeconfig under the cache directory, if it has one."""
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
         if self._own_kubeconfig is not None:
             kubeconfig.release_default(self._own_kubeconfig, self.url)
             self._own_kubeconfig = None
-        self.save_state()

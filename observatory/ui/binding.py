@@ -17,10 +17,9 @@ from textual.message import Message
 from observatory.model.commands import EquivalentCommands
 from observatory.model.fit import FitPreview, NodeFit
 from observatory.model.records import BindingExchange
-from observatory.model.source import Source
 from observatory.model.state import ClusterState
 from observatory.model.transcript import PodSnapshot
-from observatory.ui.host import Asker
+from observatory.ui.host import Asker, ScreenFacts
 from observatory.ui.permissions import named_node_options
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.screens.confirm import ConfirmScreen
@@ -95,14 +94,8 @@ def preview_label(preview: FitPreview | None) -> Text:
     return out
 
 
-class BindHost(Asker, Protocol):
+class BindHost(ScreenFacts, Asker, Protocol):
     """What a hand bind needs from the screen."""
-
-    @property
-    def source(self) -> Source: ...
-
-    @property
-    def state(self) -> ClusterState: ...
 
     def now(self) -> datetime: ...
 

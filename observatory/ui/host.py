@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from textual.screen import ModalScreen
     from textual.widgets import Input
 
+    from observatory.model.source import Source
+    from observatory.model.state import ClusterState
     from observatory.ui.widgets.events_pane import EventsPane
     from observatory.ui.widgets.exchange_pane import ExchangePane
     from observatory.ui.widgets.header_bar import HeaderBar
@@ -61,6 +63,16 @@ class Panes:
                    timeline=TimelinePane(id="timeline"),
                    filter=Input(placeholder="filter pending pods by namespace/name", id="filter"),
                    lesson=LessonPane(id="lesson") if lesson else None)
+
+
+class ScreenFacts(Protocol):
+    """What every controller reads from the screen: the cluster's source and the state its watches keep."""
+
+    @property
+    def source(self) -> Source: ...
+
+    @property
+    def state(self) -> ClusterState: ...
 
 
 class Notifier(Protocol):

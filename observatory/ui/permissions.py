@@ -25,7 +25,7 @@ from observatory.model.access import NODE_DETAILS_FORBIDDEN, AccessReview, scope
 from observatory.model.deltas import FORBIDDEN
 from observatory.model.source import AccessReviewer, Source
 from observatory.model.state import ClusterState
-from observatory.ui.host import Notifier
+from observatory.ui.host import Notifier, ScreenFacts
 from observatory.ui.widgets.exchange_pane import EMPTY_HINT
 
 __all__ = ["BIND", "FALLBACK_KINDS", "PermissionsController", "PermissionsHost", "named_node_options"]
@@ -46,14 +46,8 @@ def named_node_options(state: ClusterState) -> list[tuple[str, Text]]:
     return options
 
 
-class PermissionsHost(Notifier, Protocol):
+class PermissionsHost(ScreenFacts, Notifier, Protocol):
     """What the permissions need from the screen."""
-
-    @property
-    def source(self) -> Source: ...
-
-    @property
-    def state(self) -> ClusterState: ...
 
     @property
     def selected(self) -> str | None: ...

@@ -40,12 +40,11 @@ from textual.widget import Widget
 
 from observatory.model.decisions import SchedulerStopped, SchedulingDecision
 from observatory.model.diagnosis import NO_SCHEDULER
-from observatory.model.source import Source
 from observatory.model.state import ClusterState
 from observatory.scheduler.host import SchedulerHost
 from observatory.scheduler.options import SchedulerOptions
 from observatory.scheduler.policies import DEFAULT_POLICY, POLICIES
-from observatory.ui.host import Asker, Panes
+from observatory.ui.host import Asker, Panes, ScreenFacts
 from observatory.ui.screens.chooser import ChooserScreen
 from observatory.ui.text import clock_time
 from observatory.ui.widgets.decisions_pane import DecisionsPane
@@ -145,14 +144,8 @@ def policy_options() -> list[tuple[str, Text]]:
     return options
 
 
-class SchedulerScreenHost(Asker, Protocol):
+class SchedulerScreenHost(ScreenFacts, Asker, Protocol):
     """What the scheduler in the screen needs from it."""
-
-    @property
-    def source(self) -> Source: ...
-
-    @property
-    def state(self) -> ClusterState: ...
 
     @property
     def panes(self) -> Panes: ...

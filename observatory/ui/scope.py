@@ -7,8 +7,7 @@ import re
 from typing import Protocol
 
 from observatory.model.source import Source
-from observatory.model.state import ClusterState
-from observatory.ui.host import Asker
+from observatory.ui.host import Asker, ScreenFacts
 from observatory.ui.screens.chooser import ChooserScreen
 
 __all__ = ["DNS1123_LABEL", "ScopeController", "ScopeHost"]
@@ -17,14 +16,8 @@ DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 """What a namespace name must be (RFC 1123 label)."""
 
 
-class ScopeHost(Asker, Protocol):
+class ScopeHost(ScreenFacts, Asker, Protocol):
     """What the scope needs: the source and state shown, and the rescope."""
-
-    @property
-    def source(self) -> Source: ...
-
-    @property
-    def state(self) -> ClusterState: ...
 
     def rescope(self, namespace: str | None) -> None:
         """Watch another namespace (None: all); does nothing, after saying why, in a replay."""

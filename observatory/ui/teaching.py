@@ -19,7 +19,6 @@ from typing import Protocol
 
 from observatory.model.records import BindingExchange
 from observatory.model.source import Source
-from observatory.model.state import ClusterState
 from observatory.model.transcript import (
     BindRecord,
     LessonProgress,
@@ -30,7 +29,7 @@ from observatory.model.transcript import (
     render,
 )
 from observatory.ui.binding import BindingResponded
-from observatory.ui.host import Asker
+from observatory.ui.host import Asker, ScreenFacts
 from observatory.ui.screens.commands import CommandsScreen
 from observatory.ui.screens.export import ExportScreen
 
@@ -41,14 +40,8 @@ def _succeeded(exchange: BindingExchange) -> bool:
     return 200 <= exchange.status < 300
 
 
-class TeachingHost(Asker, Protocol):
+class TeachingHost(ScreenFacts, Asker, Protocol):
     """What teaching needs from the screen."""
-
-    @property
-    def source(self) -> Source: ...
-
-    @property
-    def state(self) -> ClusterState: ...
 
     def now(self) -> datetime: ...
 

@@ -16,11 +16,10 @@ from typing import Protocol
 from observatory.model.diagnosis import NO_SCHEDULER, SCHEDULER_LEASE, Diagnosis
 from observatory.model.fit import compared
 from observatory.model.records import LeaseView
-from observatory.model.source import Source
 from observatory.model.state import ClusterState
 from observatory.scheduling.pods import DEFAULT_SCHEDULER_NAME
 from observatory.ui.areas import WHY_INPUTS, Area
-from observatory.ui.host import Panes
+from observatory.ui.host import Panes, ScreenFacts
 
 __all__ = ["REFIT_EVERY", "SELECTION_WAIT", "TEXT_REFRESH", "WhyController", "WhyHost", "message_source",
            "wants_lease"]
@@ -40,14 +39,8 @@ def wants_lease(diagnosis: Diagnosis | None) -> bool:
             and diagnosis.scheduler_name == DEFAULT_SCHEDULER_NAME)
 
 
-class WhyHost(Protocol):
+class WhyHost(ScreenFacts, Protocol):
     """What the Why pane's controller needs from the screen."""
-
-    @property
-    def source(self) -> Source: ...
-
-    @property
-    def state(self) -> ClusterState: ...
 
     @property
     def selected(self) -> str | None: ...
