@@ -275,16 +275,17 @@ def _pod_affinity_why(detail: PodAffinityConflict, info: PodInfo, snapshot: Snap
 
 
 def _spread_why(detail: SpreadViolation) -> str:
-    """``spread over topology.kubernetes.io/zone: a has 3, b has 0, maxSkew 1``, this node's domain first."""
+    """``spread over topology.kubernetes.io/zone: a has 3 (+1 with this pod), b has 0, maxSkew 1``: this node's
+    domain first, with the incoming pod when it matches the selector itself."""
     key = detail.topology_key
     if detail.topology_value is None:
         return f"spread over {key}: the node has no {key} label"
     others = sorted((v, n) for v, n in detail.domains.items() if v != detail.topology_value)
-    counts = [f"{detail.topology_value} has {detail.matching}", *(f"{v} has {n}" for v, n in others[:5])]
+    plus = " (+1 with this pod)" if detail.self_match else ""
+    counts = [f"{detail.topology_value} has {detail.matching}{plus}", *(f"{v} has {n}" for v, n in others[:5])]
     if len(others) > 5:
         counts.append(f"{len(others) - 5} more")
-    plus = " (+1 for this pod)" if detail.self_match else ""
-    return f"spread over {key}: {', '.join(counts)}{plus}, maxSkew {detail.max_skew}"
+    return f"spread over {key}: {', '.join(counts)}, maxSkew {detail.max_skew}"
 
 
 def _explain(verdict: NodeVerdict, info: PodInfo, node: NodeView | None, labels: Mapping[str, str],

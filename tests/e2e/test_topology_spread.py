@@ -53,7 +53,7 @@ def test_a_skew_over_max_skew_by_hostname(lab: Lab, capsys):
     fit = why(capsys, lab, "spread-2")
     assert (fit["pair-worker"]["fits"], fit["pair-worker"]["filter"]) == (False, "PodTopologySpread")
     assert fit["pair-worker"]["why"] == [
-        "spread over kubernetes.io/hostname: pair-worker has 1, pair-control-plane has 0 (+1 for this pod), "
+        "spread over kubernetes.io/hostname: pair-worker has 1 (+1 with this pod), pair-control-plane has 0, "
         "maxSkew 1"]
 
 
