@@ -1,10 +1,7 @@
-"""Writing Events the way the two recorders of a real cluster do, seen through core/v1 (reference §4.1-§4.2).
+"""Writing the kubelet's Events the way its recorder does, seen through core/v1 (reference §4.1-§4.2).
 
-* kube-scheduler uses the events/v1 recorder (client-go ``tools/events``): ``eventTime`` set, ``source: {}``, first
-  and last timestamps null, no ``count``, ``reportingComponent``/``reportingInstance`` and ``action`` set. A repeat
-  of the same event within six minutes updates the existing object's ``series`` {count, lastObservedTime} instead of
-  creating a new one (``event_broadcaster.go`` ``recordToSink``).
-* The kubelet uses the legacy recorder (``tools/record``): name ``<object>.<hex unixnano>``, first/last timestamps,
+The lab's default-scheduler writes its events/v1 events as a client of the API (``observatory.scheduler.events``).
+The kubelet uses the legacy recorder (``tools/record``): name ``<object>.<hex unixnano>``, first/last timestamps,
   ``count: 1``, ``source: {component: kubelet, host: <node>}``, ``reportingComponent: kubelet``,
   ``reportingInstance: <node>``, ``eventTime: null``.
 
@@ -21,9 +18,6 @@ from observatory.lab import errors
 from observatory.lab.registry import Registry
 from observatory.lab.resources import CORE_V1
 from observatory.lab.store import now_rfc3339
-
-SERIES_WINDOW_SECONDS = 6 * 60
-"""client-go ``tools/events``: isomorphic events within this window become one event with a series."""
 
 
 def micro_time() -> str:
@@ -47,56 +41,16 @@ def involved(pod: dict[str, Any], field_path: str = "") -> dict[str, Any]:
 
 
 class EventWriter:
-    """Creates (and for the events/v1 recorder, aggregates) Events in the lab through its registry."""
+    """Creates the kubelet's Events in the lab through its registry."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self._series: dict[tuple[str, ...], tuple[str, str, float]] = {}
-        """isomorphic key -> (namespace, event name, monotonic time of the first occurrence)"""
 
     def _create(self, namespace: str, event: dict[str, Any]) -> dict[str, Any] | None:
         try:
             return self.registry.create(CORE_V1["events"], namespace, event)
         except errors.StatusError:
             return None  # e.g. the namespace is gone; a recorder drops the event, as client-go's does
-
-    def scheduler_event(self, pod: dict[str, Any], type_: str, reason: str, action: str, message: str, *,
-                        controller: str, instance: str) -> dict[str, Any] | None:
-        """An events/v1 event from a scheduler profile, read back as core/v1; repeats update the series."""
-        meta = pod["metadata"]
-        namespace = meta.get("namespace", "default")
-        key = (meta.get("uid", ""), type_, reason, action, message, controller, instance)
-        now = time.monotonic()
-        seen = self._series.get(key)
-        if seen is not None and now - seen[2] < SERIES_WINDOW_SECONDS:
-            stored = self.registry.store.get("events", seen[0], seen[1])
-            if stored is not None:
-                series = dict(stored.get("series") or {"count": 1})
-                series["count"] = int(series.get("count", 1)) + 1
-                series["lastObservedTime"] = micro_time()
-                updated = {**stored, "series": series}
-                try:
-                    return self.registry.update(CORE_V1["events"], seen[0], seen[1], updated)
-                except errors.StatusError:
-                    pass
-        event = {
-            "metadata": {"name": event_name(meta["name"]), "namespace": namespace},
-            "involvedObject": involved(pod),
-            "reason": reason,
-            "message": message,
-            "source": {},
-            "firstTimestamp": None,
-            "lastTimestamp": None,
-            "type": type_,
-            "eventTime": micro_time(),
-            "action": action,
-            "reportingComponent": controller,
-            "reportingInstance": instance,
-        }
-        created = self._create(namespace, event)
-        if created is not None:
-            self._series[key] = (namespace, created["metadata"]["name"], now)
-        return created
 
     def kubelet_event(self, pod: dict[str, Any], node: str, reason: str, message: str, *, container: str = "",
                       type_: str = "Normal") -> dict[str, Any] | None:
