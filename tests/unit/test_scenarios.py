@@ -13,6 +13,10 @@ from observatory.lab.scenarios import ScenarioError, ScenarioInfo, list_scenario
 
 NOW = datetime(2026, 7, 1, 12, 30, 45, tzinfo=UTC)
 STAMP = "2026-07-01T12:30:45Z"
+SHIPPED = ["affinity", "busy", "gated", "manual-binding", "pair", "refusals", "spread"]
+"""The scenarios the package ships, by name in sorted order."""
+AVAILABLE = ", ".join(SHIPPED)
+"""How the loader's errors list them."""
 
 
 def by_name(manifests: list[dict], kind: str, name: str) -> dict:
@@ -31,7 +35,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_list_scenarios_names_descriptions_and_paths() -> None:
     infos = list_scenarios()
-    assert [info.name for info in infos] == ["busy", "gated", "manual-binding", "pair", "refusals"]
+    assert [info.name for info in infos] == SHIPPED
     assert all(isinstance(info, ScenarioInfo) for info in infos)
     for info in infos:
         assert info.path == scenarios.SCENARIO_DIR / f"{info.name}.yaml"
@@ -44,8 +48,7 @@ def test_list_scenarios_names_descriptions_and_paths() -> None:
 
 def test_shipped_files_are_inside_the_package() -> None:
     package_dir = Path(scenarios.__file__).parent
-    assert {p.name for p in package_dir.glob("*.yaml")} == {
-        "busy.yaml", "gated.yaml", "manual-binding.yaml", "pair.yaml", "refusals.yaml"}
+    assert {p.name for p in package_dir.glob("*.yaml")} == {f"{name}.yaml" for name in SHIPPED}
 
 
 # --- pair ---------------------------------------------------------------------------------------------------------
@@ -244,8 +247,7 @@ def error_for(tmp_path: Path, text: str) -> ScenarioError:
 def test_unknown_name_lists_available() -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenario("trio")
-    assert str(caught.value) == ("trio: unknown scenario 'trio'; available scenarios: busy, gated, manual-binding, "
-                                 "pair, refusals.")
+    assert str(caught.value) == f"trio: unknown scenario 'trio'; available scenarios: {AVAILABLE}."
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -302,8 +304,7 @@ def test_duplicate_key_is_an_error(tmp_path: Path) -> None:
     ("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\nkind: Scenario\ndescription: d\n",
      "document 2: a 'kind: Scenario' header must be the first document."),
     ("kind: Scenario\ndescription: d\nextends: trio\n",
-     "document 1: extends: unknown scenario 'trio'; available scenarios: busy, gated, manual-binding, pair, "
-     "refusals."),
+     f"document 1: extends: unknown scenario 'trio'; available scenarios: {AVAILABLE}."),
     ("!!python/object:os.system {}\n", None),
 ])
 def test_bad_documents(tmp_path: Path, text: str, reason: str | None) -> None:
@@ -351,13 +352,12 @@ def test_unregistered_generator_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenario("grid:nodes=3")
     assert str(caught.value) == ("grid:nodes=3: unknown scenario generator 'grid' "
-                                 "(generators: scale; scenarios: busy, gated, manual-binding, pair, refusals).")
+                                 f"(generators: scale; scenarios: {AVAILABLE}).")
     monkeypatch.setattr(scenarios, "_GENERATORS", {})
     with pytest.raises(ScenarioError) as caught:
         load_scenario("scale:nodes=3,pods=10")
     assert str(caught.value) == ("scale:nodes=3,pods=10: unknown scenario generator 'scale' "
-                                 "(generators: none registered yet; scenarios: busy, gated, manual-binding, pair, "
-                                 "refusals).")
+                                 f"(generators: none registered yet; scenarios: {AVAILABLE}).")
 
 
 def test_registered_generator_is_checked_and_ordered(monkeypatch: pytest.MonkeyPatch) -> None:
