@@ -1,5 +1,5 @@
-"""Generate ``observatory/lab/data/schema.json``: the core/v1, meta/v1, coordination/v1 and events/v1 models the
-lab validates against and publishes as OpenAPI, read from kubernetes_asyncio's generated client models.
+"""Generate ``observatory/lab/data/schema.json``: the core/v1, meta/v1, coordination/v1, events/v1 and storage/v1
+models the lab validates against and publishes as OpenAPI, read from kubernetes_asyncio's generated client models.
 
 Only ``observatory.kube`` imports kubernetes_asyncio at run time, so the lab reads this file instead of the
 models. Each generated class has ``openapi_types`` (python attr -> type string such as ``'V1ObjectMeta'``,
@@ -30,6 +30,9 @@ ROOTS = (
     "CoreV1EventList", "V1Binding", "V1DeleteOptions", "V1Status", "V1WatchEvent", "V1Lease",
     # events.k8s.io/v1, the other schema of the same stored events
     "EventsV1Event", "EventsV1EventList",
+    # core/v1 and storage.k8s.io/v1 storage: PersistentVolumeClaim, PersistentVolume, StorageClass
+    "V1PersistentVolumeClaim", "V1PersistentVolumeClaimList", "V1PersistentVolume", "V1PersistentVolumeList",
+    "V1StorageClass", "V1StorageClassList",
 )
 
 _MODEL_NAME = re.compile(r"^(?:V1|CoreV1|EventsV1)[A-Za-z0-9]+$")

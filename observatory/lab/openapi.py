@@ -49,11 +49,15 @@ _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _REF = "#/components/schemas/"
 
 _ROOTS = ("V1Pod", "V1PodList", "V1Node", "V1NodeList", "V1Namespace", "V1NamespaceList", "CoreV1Event",
-          "CoreV1EventList", "V1Binding", "V1DeleteOptions", "V1Status", "V1WatchEvent")
+          "CoreV1EventList", "V1Binding", "V1DeleteOptions", "V1Status", "V1WatchEvent",
+          "V1PersistentVolumeClaim", "V1PersistentVolumeClaimList", "V1PersistentVolume", "V1PersistentVolumeList")
 _KINDS = {"V1Pod": "Pod", "V1PodList": "PodList", "V1Node": "Node", "V1NodeList": "NodeList",
           "V1Namespace": "Namespace", "V1NamespaceList": "NamespaceList", "CoreV1Event": "Event",
           "CoreV1EventList": "EventList", "V1Binding": "Binding", "V1DeleteOptions": "DeleteOptions",
-          "V1Status": "Status", "V1WatchEvent": "WatchEvent"}
+          "V1Status": "Status", "V1WatchEvent": "WatchEvent",
+          "V1PersistentVolumeClaim": "PersistentVolumeClaim",
+          "V1PersistentVolumeClaimList": "PersistentVolumeClaimList",
+          "V1PersistentVolume": "PersistentVolume", "V1PersistentVolumeList": "PersistentVolumeList"}
 
 # Type descriptions (k8s.io/api core/v1 swagger docs); the generated models carry only field descriptions.
 _KIND_DOCS = {
@@ -68,6 +72,10 @@ _KIND_DOCS = {
                    "existence of events with that Reason.  Events should be treated as informative, best-effort, "
                    "supplemental data.",
     "V1Binding": "Binding ties one object to another; for example, a pod is bound to a node by a scheduler.",
+    "V1PersistentVolumeClaim": "PersistentVolumeClaim is a user's request for and claim to a persistent volume",
+    "V1PersistentVolume": "PersistentVolume (PV) is a storage resource provisioned by an administrator. It is "
+                          "analogous to a node. More info: "
+                          "https://kubernetes.io/docs/concepts/storage/persistent-volumes",
 }
 
 # Fields whose generated type ('str', 'dict(str, str)', 'datetime', 'object') stands for a named upstream type.
@@ -75,7 +83,9 @@ _QUANTITY_MAPS = {("V1ResourceRequirements", "limits"), ("V1ResourceRequirements
                   ("V1VolumeResourceRequirements", "limits"), ("V1VolumeResourceRequirements", "requests"),
                   ("V1NodeStatus", "allocatable"), ("V1NodeStatus", "capacity"), ("V1PodSpec", "overhead"),
                   ("V1PodStatus", "allocatedResources"), ("V1ContainerStatus", "allocatedResources"),
-                  ("V1NodeAllocatableResourceClaimStatus", "resources")}
+                  ("V1NodeAllocatableResourceClaimStatus", "resources"), ("V1PersistentVolumeSpec", "capacity"),
+                  ("V1PersistentVolumeClaimStatus", "capacity"),
+                  ("V1PersistentVolumeClaimStatus", "allocatedResources")}
 _QUANTITIES = {("V1EmptyDirVolumeSource", "sizeLimit"), ("V1ResourceFieldSelector", "divisor")}
 _MICRO_TIMES = {("CoreV1Event", "eventTime"), ("CoreV1EventSeries", "lastObservedTime")}
 _OBJECT_REFS = {("V1HTTPGetAction", "port"): "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
@@ -104,6 +114,7 @@ _PATCH: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     ("V1NodeStatus", "conditions"): ("merge", "type", ("type",)),
     ("V1NodeStatus", "addresses"): ("merge", "type", ("type",)),
     ("V1NamespaceStatus", "conditions"): ("merge", "type", ("type",)),
+    ("V1PersistentVolumeClaimStatus", "conditions"): ("merge", "type", ("type",)),
 }
 for _c in ("V1Container", "V1EphemeralContainer"):
     _PATCH[(_c, "ports")] = ("merge", "containerPort", ("containerPort", "protocol"))
@@ -330,6 +341,8 @@ def _paths() -> dict[str, Any]:
     paths.update(_resource_paths("events", "Event", True))
     paths.update(_resource_paths("nodes", "Node", False))
     paths.update(_resource_paths("namespaces", "Namespace", False, collection_delete=False))
+    paths.update(_resource_paths("persistentvolumeclaims", "PersistentVolumeClaim", True))
+    paths.update(_resource_paths("persistentvolumes", "PersistentVolume", False))
     binding = "io.k8s.api.core.v1.Binding"
     paths["/api/v1/namespaces/{namespace}/bindings"] = {
         "parameters": _path_params(True, None),

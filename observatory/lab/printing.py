@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from observatory.lab.printing_columns import POD_FAILED, POD_SUCCEEDED, column_definitions
+from observatory.lab.volumes import printing as volume_printing
 from observatory.model.timefmt import human_duration, human_duration_ns
 
 __all__ = [
@@ -36,7 +37,8 @@ __all__ = [
     "translate_timestamp_since",
 ]
 
-RESOURCES = ("pods", "nodes", "events", "namespaces", "leases")
+RESOURCES = ("pods", "nodes", "events", "namespaces", "leases", "persistentvolumeclaims", "persistentvolumes",
+             "storageclasses")
 
 def _parse_time(ts: Any) -> datetime | None:
     if not ts or not isinstance(ts, str):
@@ -277,6 +279,8 @@ def _row(resource: str, obj: dict, now: datetime) -> tuple[list[Any], list[dict]
         meta = obj.get("metadata") or {}
         holder = (obj.get("spec") or {}).get("holderIdentity") or ""  # printLease: nil holder prints empty
         return [meta.get("name", ""), holder, translate_timestamp_since(meta.get("creationTimestamp"), now)], None
+    if resource in volume_printing.ROW_PRINTERS:
+        return volume_printing.cells(resource, obj, now, translate_timestamp_since), None
     raise KeyError(resource)
 
 

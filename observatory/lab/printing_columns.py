@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from observatory.lab.volumes.printing import COLUMN_SPECS as _VOLUME_COLUMN_SPECS
+from observatory.lab.volumes.printing import description as _volume_description
+
 __all__ = ["POD_FAILED", "POD_SUCCEEDED", "column_definitions"]
 
 # --- swagger docs used as column descriptions (k8s.io/api + apimachinery, v1.3x text) -------------------------
@@ -125,6 +128,13 @@ _COLUMNS: dict[str, list[dict[str, Any]]] = {
         _col("Age", _DOC_CREATION),
     ],
 }
+
+for _resource, _specs in _VOLUME_COLUMN_SPECS.items():  # persistentvolumeclaims, persistentvolumes, storageclasses
+    _COLUMNS[_resource] = [
+        _col(name, {"@name": _DOC_NAME, "@age": _DOC_CREATION}.get(source) or _volume_description(source),
+             format_="name" if name == "Name" else "", priority=priority)
+        for name, source, priority in _specs
+    ]
 
 # Row conditions printPod attaches to terminal pods (printers.go podSuccessConditions / podFailedConditions).
 POD_SUCCEEDED = [{"type": "Completed", "status": "True", "reason": "Succeeded",

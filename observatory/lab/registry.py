@@ -19,6 +19,7 @@ from observatory.lab import errors, gotypes, patch, schema, strategicpatch, stra
 from observatory.lab.listing import ListQuery, ListResult, _decode_continue, _encode_continue, make_predicate
 from observatory.lab.resources import ALL, CORE_V1, ResourceType
 from observatory.lab.store import Store, now_rfc3339
+from observatory.lab.volumes import strategy as volume_strategy
 
 NAMESPACE_MISMATCH = "the namespace of the provided object does not match the namespace sent on the request"
 BINDING_NAME_MISMATCH = "name in URL does not match name in Binding object"
@@ -121,12 +122,15 @@ class Registry:
         for system in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink",
                        "resourceVersion", "managedFields"):
             meta.pop(system, None)
-        causes = strategy.validate_create(rt.name, body)
+        volumes = rt.name in volume_strategy.RESOURCES
+        if rt.name == "persistentvolumeclaims":  # the DefaultStorageClass admission plugin
+            body = volume_strategy.set_default_class(body, self.store.iter("storageclasses"))
+        causes = volume_strategy.validate_create(rt.name, body) if volumes else strategy.validate_create(rt.name, body)
         if causes:
             raise errors.invalid(rt.kind, meta.get("name", ""), causes, rt.group)
         if rt.namespaced:
             self._require_namespace(namespace)
-        obj = strategy.prepare_create(rt.name, body)
+        obj = volume_strategy.prepare_create(rt.name, body) if volumes else strategy.prepare_create(rt.name, body)
         return self.store.create(rt.name, obj, dry_run=dry_run)
 
     def update(self, rt: ResourceType, namespace: str, name: str, body: dict[str, Any], *,
@@ -141,7 +145,8 @@ class Registry:
                 f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
         meta["name"] = name
         old = self.get(rt, namespace, name)
-        if not meta.get("resourceVersion") and rt.name not in ("pods", "nodes", "namespaces", "events"):
+        if not meta.get("resourceVersion") and rt.name not in ("pods", "nodes", "namespaces", "events",
+                                                                             *volume_strategy.RESOURCES):
             raise errors.invalid(rt.kind, name, [("FieldValueInvalid", "metadata.resourceVersion",
                                                   "Invalid value: 0x0: must be specified for an update")], rt.group)
         new = self._prepare_update(rt, body, old)
@@ -155,6 +160,11 @@ class Registry:
             causes = strategy.validate_pod_update(new, old)
             if causes:
                 raise errors.invalid(rt.kind, new["metadata"]["name"], causes)
+        if rt.name in volume_strategy.RESOURCES:
+            new = volume_strategy.prepare_update(rt.name, new)
+            causes = volume_strategy.validate_update(rt.name, new, old)
+            if causes:
+                raise errors.invalid(rt.kind, new["metadata"]["name"], causes, rt.group)
         return new
 
     def _commit_update(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any], *, expect_rv: str | None,
@@ -184,6 +194,7 @@ class Registry:
         for k in ("labels", "annotations"):
             if k in body.get("metadata", {}):
                 new["metadata"][k] = body["metadata"][k]
+        volume_strategy.prepare_status_update(rt.name, new, old)
         return self.store.update(rt.name, new, expect_rv=body["metadata"].get("resourceVersion"), dry_run=dry_run,
                                  conflict_resource=rt.group_resource)
 
@@ -231,6 +242,7 @@ class Registry:
                 new["metadata"].pop(k, None)
                 if patched["metadata"].get(k):
                     new["metadata"][k] = patched["metadata"][k]
+            volume_strategy.prepare_status_update(rt.name, new, old)
             return self.store.update(rt.name, new, expect_rv=expect_rv, dry_run=dry_run,
                                      conflict_resource=rt.group_resource)
         new = self._prepare_update(rt, patched, old)

@@ -1,7 +1,8 @@
 """The resource types the lab serves, and the discovery documents built from them.
 
 Names, kinds, verbs, shortNames, categories and storageVersionHash values are those of real kube-apiserver
-``/api/v1`` discovery (reference §6, v1.31 ``-v=9`` captures). Documents are plain dicts in upstream field order.
+``/api/v1`` discovery (reference §6, v1.31 ``-v=9`` captures; persistentvolumeclaims, persistentvolumes and
+storageclasses from v1.31 ``kubectl -v=9`` discovery responses). Documents are plain dicts in upstream field order.
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ CORE_V1: dict[str, ResourceType] = {
             storage_version_hash="Q3oi5N2YM8M=", subresources={"status": ("Namespace", _STATUS)},
         ),
         ResourceType("events", "event", "Event", True, short_names=("ev",), storage_version_hash="r2yiGXH7wu8="),
+        ResourceType("persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", True,
+                     short_names=("pvc",), storage_version_hash="QWTyNDq0dC4=",
+                     subresources={"status": ("PersistentVolumeClaim", _STATUS)}),
+        ResourceType("persistentvolumes", "persistentvolume", "PersistentVolume", False, short_names=("pv",),
+                     storage_version_hash="HN/zwEC+JgM=", subresources={"status": ("PersistentVolume", _STATUS)}),
     )
 }
 
@@ -108,14 +114,21 @@ AUTHORIZATION_V1: dict[str, ResourceType] = {
 """authorization.k8s.io/v1: SelfSubjectAccessReview only, answered by :mod:`observatory.lab.rbac` (a POST route of
 its own in :mod:`observatory.lab.api`); not in :data:`ALL`: nothing is stored."""
 
+STORAGE_V1: dict[str, ResourceType] = {
+    "storageclasses": ResourceType("storageclasses", "storageclass", "StorageClass", False, short_names=("sc",),
+                                   storage_version_hash="K+m6uJwbjGY=", group="storage.k8s.io"),
+}
+"""storage.k8s.io/v1: StorageClass only (the group's CSI kinds are not served)."""
+
 GROUP_VERSIONS: dict[str, dict[str, ResourceType]] = {"events.k8s.io/v1": EVENTS_V1,
                                                       "authorization.k8s.io/v1": AUTHORIZATION_V1,
+                                                      "storage.k8s.io/v1": STORAGE_V1,
                                                       "coordination.k8s.io/v1": COORDINATION_V1}
 """Served API groups: ``group/version`` -> resources, each answered under ``/apis/<group>/<version>``, in
-kube-apiserver's group priority order (events.k8s.io 17750, authorization.k8s.io 17600, coordination.k8s.io
-16500)."""
+kube-apiserver's group priority order (events.k8s.io 17750, authorization.k8s.io 17600, storage.k8s.io 16800,
+coordination.k8s.io 16500)."""
 
-ALL: dict[str, ResourceType] = {**CORE_V1, **COORDINATION_V1}
+ALL: dict[str, ResourceType] = {**CORE_V1, **STORAGE_V1, **COORDINATION_V1}
 """Every served resource by its (unique) plural name."""
 
 LEGACY_BINDINGS = {"name": "bindings", "singularName": "binding", "namespaced": True, "kind": "Binding",

@@ -48,6 +48,9 @@ KIND_MODELS: dict[str, str] = {
     "Event": "CoreV1Event",
     "Binding": "V1Binding",
     "Lease": "V1Lease",
+    "PersistentVolumeClaim": "V1PersistentVolumeClaim",
+    "PersistentVolume": "V1PersistentVolume",
+    "StorageClass": "V1StorageClass",
 }
 
 # Generated classes that live in apimachinery meta/v1 rather than k8s.io/api core/v1.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import gc
 import json
 import logging
@@ -32,6 +33,7 @@ from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
 from observatory.lab.simulation import Simulations, cancel_all
 from observatory.lab.store import Change, Store, now_rfc3339
+from observatory.lab.volumes import KIND_DEFAULT_CLASS
 from observatory.settings import LabSettings
 
 log = logging.getLogger(__name__)
@@ -144,7 +146,12 @@ class LabServer:
         declared = {(m.get("metadata") or {}).get("name") for m in manifests if m.get("kind") == "Namespace"}
         system = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
                   for name in SYSTEM_NAMESPACES if name not in declared]
-        apply_manifests(self.registry, system + manifests, f"scenario {self.scenario}")
+        namespaces = [m for m in manifests if m.get("kind") == "Namespace"]
+        others = [m for m in manifests if m.get("kind") != "Namespace"]
+        classes = {(m.get("metadata") or {}).get("name") for m in manifests if m.get("kind") == "StorageClass"}
+        storage = [] if KIND_DEFAULT_CLASS["metadata"]["name"] in classes else [copy.deepcopy(KIND_DEFAULT_CLASS)]
+        # kind's default StorageClass exists before anything a scenario adds, so its claims get the default class.
+        apply_manifests(self.registry, system + namespaces + storage + others, f"scenario {self.scenario}")
 
     async def start(self) -> None:
         """Load, listen and write the kubeconfig. Raises LabError when the address cannot be used."""

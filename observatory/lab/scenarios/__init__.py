@@ -20,7 +20,8 @@ Header document
 What the loader changes
     * Manifests come back in dependency order: Namespaces, then Nodes, then everything else, each group in file
       order (inherited objects before the extending file's).
-    * ``metadata.namespace`` defaults to ``default`` for every kind except Namespace and Node.
+    * ``metadata.namespace`` defaults to ``default`` for every kind except the cluster-scoped Namespace, Node,
+      PersistentVolume and StorageClass.
     * ``metadata.uid``, ``resourceVersion``, ``creationTimestamp``, ``generation``, ``selfLink`` and
       ``managedFields`` are dropped (a real API server refuses objects to create that carry them), so
       ``kubectl get -o yaml`` output loads. The lab store assigns them on create.
@@ -62,7 +63,7 @@ __all__ = ["ScenarioError", "ScenarioInfo", "list_scenarios", "load_scenario", "
 SCENARIO_DIR = Path(__file__).resolve().parent
 """Where the shipped ``*.yaml`` scenarios live (inside the installed package)."""
 
-_CLUSTER_SCOPED = frozenset({"Namespace", "Node"})
+_CLUSTER_SCOPED = frozenset({"Namespace", "Node", "PersistentVolume", "StorageClass"})
 _ORDER = {"Namespace": 0, "Node": 1}
 _SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "selfLink", "managedFields")
 
