@@ -76,6 +76,16 @@ class LabSettings(BaseModel):
     """Taint NotReady nodes ``node.kubernetes.io/not-ready`` (Unknown: ``unreachable``) as the node lifecycle
     controller does, and remove the taints when they are Ready again."""
 
+    pv_controller: bool = True
+    """Run the simulated PersistentVolume controller and kind's local-path provisioner."""
+
+    pv_resync_seconds: float = Field(15.0, gt=0)
+    """Seconds between the PV controller's resyncs of every claim and volume (``--pvclaimbinder-sync-period``,
+    15 s upstream)."""
+
+    provisioning_seconds: float = Field(1.0, ge=0)
+    """Seconds the local-path provisioner takes to make a volume (its helper pod creating the directory)."""
+
 
 class UISettings(BaseModel):
     """How the terminal UI behaves."""

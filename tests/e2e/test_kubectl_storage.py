@@ -6,6 +6,7 @@ objects of its own names."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -139,3 +140,120 @@ def test_field_selector_errors_and_discovery_short_names(lab):
                           'known field selector: only "metadata.name", "metadata.namespace"\n')
     resources = rows(ok(lab, "kubectl api-resources --api-group=storage.k8s.io"))
     assert resources[1][:2] == ["storageclasses", "sc"]
+
+
+# -- the PV controller and the local-path provisioner ----------------------------------------------------------------
+
+
+def annotations_of(lab: Lab, what: str) -> dict[str, str]:
+    """The object's annotations without the one ``kubectl apply`` adds."""
+    found = json.loads(ok(lab, f"kubectl get {what} -o jsonpath='{{.metadata.annotations}}'") or "{}")
+    found.pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    return found
+
+
+def events_of(lab: Lab, kind: str, name: str) -> list[tuple[str, str, str, str]]:
+    """(type, reason, source component, message) of the events about one object, oldest first."""
+    out = ok(lab, f"kubectl get events -A --field-selector involvedObject.kind={kind},involvedObject.name={name} "
+                  "--sort-by=.firstTimestamp -o jsonpath='{range .items[*]}{.type}|{.reason}|{.source.component}|"
+                  "{.message}{\"\\n\"}{end}'")
+    return [tuple(line.split("|", 3)) for line in out.splitlines()]  # type: ignore[misc]
+
+
+def first_event(lab: Lab, claim: str) -> tuple[str, str, str, str]:
+    """The first event about a claim, once there is one (the controller syncs a new claim at once)."""
+    for _ in range(200):
+        events = events_of(lab, "PersistentVolumeClaim", claim)
+        if events:
+            return events[0]
+        lab.sh("sleep 0.1")
+    pytest.fail(f"no event about claim {claim}")
+
+
+def wait_for(lab: Lab, what: str, jsonpath: str, value: str) -> None:
+    waited = lab.sh(f"kubectl wait --for=jsonpath='{jsonpath}'={value} {what} --timeout=30s")
+    assert waited.returncode == 0, waited.stderr
+
+
+def static_pv(name: str, size: str, cls: str, modes: str = "[ReadWriteOnce]") -> str:
+    return (f"apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: {name}\nspec:\n  capacity:\n"
+            f"    storage: {size}\n  accessModes: {modes}\n  storageClassName: {cls}\n"
+            f"  hostPath:\n    path: /data/{name}\n")
+
+
+def test_immediate_claim_binds_the_smallest_matching_volume(lab):
+    docs = "---\n".join([static_pv("imm-1g", "1Gi", "imm"), static_pv("imm-5g", "5Gi", "imm"),
+                         static_pv("imm-10g", "10Gi", "imm"), static_pv("imm-rox", "4Gi", "imm", "[ReadOnlyMany]")])
+    ok(lab, "kubectl apply -f -", stdin=docs)
+    for name in ("imm-1g", "imm-5g", "imm-10g"):
+        wait_for(lab, f"pv/{name}", "{.status.phase}", "Available")
+    ok(lab, "kubectl apply -f -", stdin=claim_yaml("imm-claim", "3Gi", '  storageClassName: imm\n'))
+    wait_for(lab, "pvc/imm-claim", "{.status.phase}", "Bound")
+    table = rows(ok(lab, "kubectl get pvc imm-claim"))
+    assert table[1][:6] == ["imm-claim", "Bound", "imm-5g", "5Gi", "RWO", "imm"]
+    pv = rows(ok(lab, "kubectl get pv imm-5g"))[1]
+    assert pv[:6] == ["imm-5g", "5Gi", "RWO", "Retain", "Bound", "default/imm-claim"]
+    assert annotations_of(lab, "pv imm-5g") == {"pv.kubernetes.io/bound-by-controller": "yes"}
+    assert annotations_of(lab, "pvc imm-claim") == {"pv.kubernetes.io/bind-completed": "yes",
+                                                    "pv.kubernetes.io/bound-by-controller": "yes"}
+    assert [r[4] for r in rows(ok(lab, "kubectl get pv imm-1g imm-10g imm-rox"))[1:]] == ["Available"] * 3
+    assert events_of(lab, "PersistentVolumeClaim", "imm-claim") == []  # binding records no event
+
+
+def test_claim_without_class_and_without_volumes_records_failed_binding(lab):
+    ok(lab, "kubectl apply -f -", stdin=claim_yaml("nothing-fits", "1Gi", '  storageClassName: ""\n'))
+    assert first_event(lab, "nothing-fits") == ("Normal", "FailedBinding", "persistentvolume-controller",
+                                "no persistent volumes available for this claim and no storage class is set")
+    assert rows(ok(lab, "kubectl get pvc nothing-fits"))[1][1] == "Pending"
+
+
+def test_wait_for_first_consumer_provisions_on_the_selected_node_and_binds(lab):
+    ok(lab, "kubectl apply -f -", stdin=claim_yaml("wffc", "2Gi"))
+    assert first_event(lab, "wffc") == (
+        "Normal", "WaitForFirstConsumer", "persistentvolume-controller",
+        "waiting for first consumer to be created before binding")
+    ok(lab, "kubectl annotate pvc wffc volume.kubernetes.io/selected-node=pair-worker")
+    wait_for(lab, "pvc/wffc", "{.status.phase}", "Bound")
+    uid = ok(lab, "kubectl get pvc wffc -o jsonpath='{.metadata.uid}'")
+    volume = f"pvc-{uid}"
+    assert rows(ok(lab, "kubectl get pvc wffc"))[1][:6] == ["wffc", "Bound", volume, "2Gi", "RWO", "standard"]
+    affinity = ok(lab, f"kubectl get pv {volume} -o jsonpath='{{.spec.nodeAffinity.required.nodeSelectorTerms[0]"
+                       f".matchExpressions[0]}}'")
+    assert affinity == '{"key":"kubernetes.io/hostname","operator":"In","values":["pair-worker"]}'
+    assert rows(ok(lab, f"kubectl get pv {volume}"))[1][:7] == [
+        volume, "2Gi", "RWO", "Delete", "Bound", "default/wffc", "standard"]
+    assert ok(lab, f"kubectl get pv {volume} -o jsonpath='{{.spec.hostPath.path}}'") == (
+        f"/var/local-path-provisioner/{volume}_default_wffc")
+    events = [e for e in events_of(lab, "PersistentVolumeClaim", "wffc") if e[1] != "WaitForFirstConsumer"]
+    provisioner = events[1][2]
+    assert re.fullmatch(r"rancher\.io/local-path_local-path-provisioner-[0-9a-z]+-[0-9a-z]{5}_[0-9a-f-]{36}",
+                        provisioner)
+    assert events == [
+        ("Normal", "ExternalProvisioning", "persistentvolume-controller",
+         "Waiting for a volume to be created either by the external provisioner 'rancher.io/local-path' or manually "
+         "by the system administrator. If volume creation is delayed, please verify that the provisioner is running "
+         "and correctly registered."),
+        ("Normal", "Provisioning", provisioner, 'External provisioner is provisioning volume for claim "default/wffc"'),
+        ("Normal", "ProvisioningSucceeded", provisioner, f"Successfully provisioned volume {volume}")]
+    assert annotations_of(lab, "pvc wffc") == {
+        "pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes",
+        "volume.beta.kubernetes.io/storage-provisioner": "rancher.io/local-path",
+        "volume.kubernetes.io/selected-node": "pair-worker",
+        "volume.kubernetes.io/storage-provisioner": "rancher.io/local-path"}
+    assert annotations_of(lab, f"pv {volume}") == {"pv.kubernetes.io/provisioned-by": "rancher.io/local-path"}
+    # reclaimPolicy Delete: deleting the claim releases the volume and the provisioner deletes it
+    ok(lab, "kubectl delete pvc wffc")
+    waited = lab.sh(f"kubectl wait --for=delete pv/{volume} --timeout=30s")
+    assert waited.returncode == 0, waited.stderr
+
+
+def test_claim_is_lost_when_its_bound_volume_is_deleted(lab):
+    ok(lab, "kubectl apply -f -", stdin=static_pv("lost-pv", "1Gi", "lost"))
+    ok(lab, "kubectl apply -f -", stdin=claim_yaml("lost-claim", "1Gi", '  storageClassName: lost\n'))
+    wait_for(lab, "pvc/lost-claim", "{.status.phase}", "Bound")
+    ok(lab, "kubectl delete pv lost-pv")
+    wait_for(lab, "pvc/lost-claim", "{.status.phase}", "Lost")
+    assert rows(ok(lab, "kubectl get pvc lost-claim"))[1][:4] == ["lost-claim", "Lost", "lost-pv", "0"]
+    assert events_of(lab, "PersistentVolumeClaim", "lost-claim") == [
+        ("Warning", "ClaimLost", "persistentvolume-controller",
+         "Bound claim has lost its PersistentVolume. Data on the volume is lost!")]

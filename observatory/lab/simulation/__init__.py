@@ -1,4 +1,5 @@
-"""The lab's simulated node-side and controller components: kubelets, pod GC and node lifecycle.
+"""The lab's simulated node-side and controller components: kubelets, pod GC, node lifecycle, the PersistentVolume
+controller and kind's local-path provisioner.
 
 Each component is a client of the store (list-then-watch through :mod:`.informer`, writes through the registry),
 never reaching into its dicts, so it behaves towards the API exactly as its real counterpart does. The lab's
@@ -33,6 +34,8 @@ class Simulations:
         from observatory.lab.simulation.kubelet import Kubelets
         from observatory.lab.simulation.nodelifecycle import NodeLifecycle
         from observatory.lab.simulation.podgc import PodGC
+        from observatory.lab.simulation.provisioner import LocalPathProvisioner
+        from observatory.lab.simulation.pvcontroller import PersistentVolumeController
 
         events = EventWriter(self.registry)
         components: list[Any] = []
@@ -42,6 +45,9 @@ class Simulations:
             components.append(Kubelets(self.registry, events, self.settings))
         if self.settings.podgc:
             components.append(PodGC(self.registry, self.settings))
+        if self.settings.pv_controller:
+            components.append(PersistentVolumeController(self.registry, self.settings))
+            components.append(LocalPathProvisioner(self.registry, self.settings))
         loop = asyncio.get_running_loop()
         for component in components:
             task = loop.create_task(component.run(), name=f"lab-{type(component).__name__}")
