@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -257,3 +259,35 @@ def test_claim_is_lost_when_its_bound_volume_is_deleted(lab):
     assert events_of(lab, "PersistentVolumeClaim", "lost-claim") == [
         ("Warning", "ClaimLost", "persistentvolume-controller",
          "Bound claim has lost its PersistentVolume. Data on the volume is lost!")]
+
+
+# -- the volumes scenario --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def volumes_lab(tmp_path_factory) -> Iterator[Lab]:
+    if shutil.which("kubectl") is None:
+        pytest.fail("kubectl is not on PATH; the lab's kubectl tests require it")
+    with serving(tmp_path_factory.mktemp("volumes"), "--scenario", "volumes", "--no-scheduler",
+                 "--no-kubelet") as lab:
+        yield lab
+
+
+def test_volumes_scenario_is_listed_and_serves_zones_volumes_and_claims(volumes_lab):
+    lab = volumes_lab
+    listed = ok(lab, f"{shlex.quote(sys.executable)} -m observatory lab scenarios")
+    assert re.search(r"^\s*volumes\s+pair with zones", listed, re.M), listed
+    zones = rows(ok(lab, "kubectl get nodes -L topology.kubernetes.io/zone"))
+    assert [(r[0], r[-1]) for r in zones[1:]] == [("pair-control-plane", "lab-region-a"),
+                                                  ("pair-worker", "lab-region-a"), ("pair-worker2", "lab-region-b")]
+    wait_for(lab, "pvc/shared -n sched-lab", "{.status.phase}", "Bound")
+    claims = {r[0]: r for r in rows(ok(lab, "kubectl get pvc -n sched-lab"))[1:]}
+    assert claims["shared"][:6] == ["shared", "Bound", "nfs-10g", "10Gi", "RWX", "<unset>"]  # no class: empty
+    assert claims["scratch"][:3] == ["scratch", "Pending", "standard"]
+    assert claims["ssd"][:3] == ["ssd", "Pending", "local-ssd"]
+    volumes = {r[0]: r for r in rows(ok(lab, "kubectl get pv"))[1:]}
+    assert volumes["ssd-zone-a"][:6] == ["ssd-zone-a", "20Gi", "RWO", "Retain", "Available", "local-ssd"]
+    assert volumes["nfs-2g"][4] == "Available"
+    described = ok(lab, "kubectl describe pv ssd-zone-a")
+    assert ("Node Affinity:     \n  Required Terms:  \n"
+            "    Term 0:        topology.kubernetes.io/zone in [lab-region-a]\n") in described, described

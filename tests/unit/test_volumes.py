@@ -274,3 +274,27 @@ def test_discovery_entries_as_kube_apiserver_lists_them():
     assert resources.group_resource_list("storage.k8s.io/v1")["resources"] == [{
         "name": "storageclasses", "singularName": "storageclass", "namespaced": False, "kind": "StorageClass",
         "verbs": verbs, "shortNames": ["sc"], "storageVersionHash": "K+m6uJwbjGY="}]
+
+
+def test_the_volumes_scenario_has_two_zones_a_zonal_local_volume_and_claims():
+    from observatory.lab.scenarios import list_scenarios, load_scenario
+
+    manifests = load_scenario("volumes")
+    zones = {m["metadata"]["name"]: m["metadata"]["labels"].get("topology.kubernetes.io/zone")
+             for m in manifests if m["kind"] == "Node"}
+    assert zones == {"pair-control-plane": "lab-region-a", "pair-worker": "lab-region-a",
+                     "pair-worker2": "lab-region-b"}
+    volumes = {m["metadata"]["name"]: m for m in manifests if m["kind"] == "PersistentVolume"}
+    term = volumes["ssd-zone-a"]["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]
+    assert term == {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                          "values": ["lab-region-a"]}]}
+    assert all("namespace" not in v["metadata"] for v in volumes.values())  # cluster-scoped
+    claims = {m["metadata"]["name"]: m for m in manifests if m["kind"] == "PersistentVolumeClaim"}
+    assert sorted(claims) == ["scratch", "shared", "ssd"]
+    assert {c["metadata"]["namespace"] for c in claims.values()} == {"sched-lab"}
+    for obj in manifests:
+        if obj["kind"] in ("PersistentVolume", "PersistentVolumeClaim", "StorageClass"):
+            resource = {"PersistentVolume": "persistentvolumes", "PersistentVolumeClaim": "persistentvolumeclaims",
+                        "StorageClass": "storageclasses"}[obj["kind"]]
+            assert strategy.validate_create(resource, strategy.prepare_create(resource, obj)) == [], obj
+    assert "volumes" in [info.name for info in list_scenarios()]

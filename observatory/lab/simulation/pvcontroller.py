@@ -94,10 +94,12 @@ class PersistentVolumeController(Binder):
             self._queue.put_nowait((what, key))
 
     def resync(self) -> None:
-        for key in list(self.claims.cache):
-            self.enqueue("claim", key)
+        """Queue every volume, then every claim: at start, volumes a scenario declares are Available before the
+        claims that could bind to them are synced (upstream's two workers run in no fixed order)."""
         for key in list(self.volumes.cache):
             self.enqueue("volume", key)
+        for key in list(self.claims.cache):
+            self.enqueue("claim", key)
 
     async def _resync_periodically(self) -> None:
         while True:
