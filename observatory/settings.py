@@ -77,7 +77,8 @@ class LabSettings(BaseModel):
     controller does, and remove the taints when they are Ready again."""
 
     pv_controller: bool = True
-    """Run the simulated PersistentVolume controller and kind's local-path provisioner."""
+    """Run the simulated PersistentVolume controller, the PVC and PV protection controllers and kind's local-path
+    provisioner."""
 
     pv_resync_seconds: float = Field(15.0, gt=0)
     """Seconds between the PV controller's resyncs of every claim and volume (``--pvclaimbinder-sync-period``,

@@ -87,6 +87,7 @@ def test_describe_pvc(lab):
     assert out.startswith("Name:          described\nNamespace:     default\nStorageClass:  standard\n"
                           "Status:        Pending\nVolume:        \n")
     assert "VolumeMode:    Filesystem\n" in out and "Used By:       <none>\n" in out
+    assert "Finalizers:    [kubernetes.io/pvc-protection]\n" in out
 
 
 PV = """apiVersion: v1
@@ -115,6 +116,7 @@ def test_get_pv_prints_upstreams_columns(lab):
     described = ok(lab, "kubectl describe pv pv-print")
     assert "StorageClass:    manual\n" in described and "Capacity:        1536Mi\n" in described
     assert "    Type:          HostPath (bare host directory volume)\n" in described
+    assert "Finalizers:      [kubernetes.io/pv-protection]\n" in described
 
 
 def test_get_watch_shows_a_new_claim(lab):
@@ -253,12 +255,33 @@ def test_claim_is_lost_when_its_bound_volume_is_deleted(lab):
     ok(lab, "kubectl apply -f -", stdin=static_pv("lost-pv", "1Gi", "lost"))
     ok(lab, "kubectl apply -f -", stdin=claim_yaml("lost-claim", "1Gi", '  storageClassName: lost\n'))
     wait_for(lab, "pvc/lost-claim", "{.status.phase}", "Bound")
-    ok(lab, "kubectl delete pv lost-pv")
+    # pv-protection keeps a Bound volume: deleting it leaves it Terminating and the claim Bound
+    assert ok(lab, "kubectl delete pv lost-pv --wait=false") == 'persistentvolume "lost-pv" deleted\n'
+    assert rows(ok(lab, "kubectl get pv lost-pv"))[1][4] == "Terminating"
+    assert ok(lab, "kubectl get pv lost-pv -o jsonpath='{.metadata.finalizers}'") == '["kubernetes.io/pv-protection"]'
+    assert rows(ok(lab, "kubectl get pvc lost-claim"))[1][1] == "Bound"
+    # once the finalizer is removed by hand the volume is gone, and the claim has lost it
+    ok(lab, "kubectl patch pv lost-pv --type=merge -p '{\"metadata\":{\"finalizers\":null}}'")
     wait_for(lab, "pvc/lost-claim", "{.status.phase}", "Lost")
+    assert lab.sh("kubectl get pv lost-pv").returncode == 1
     assert rows(ok(lab, "kubectl get pvc lost-claim"))[1][:4] == ["lost-claim", "Lost", "lost-pv", "0"]
     assert events_of(lab, "PersistentVolumeClaim", "lost-claim") == [
         ("Warning", "ClaimLost", "persistentvolume-controller",
          "Bound claim has lost its PersistentVolume. Data on the volume is lost!")]
+
+
+def test_pvc_protection_holds_a_claim_a_scheduled_pod_uses(lab):
+    ok(lab, "kubectl apply -f -", stdin=claim_yaml("held", extra='  storageClassName: ""\n'))
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: holder\nspec:\n  nodeName: pair-worker\n"
+           "  containers:\n  - name: c\n    image: busybox\n  volumes:\n  - name: data\n"
+           "    persistentVolumeClaim:\n      claimName: held\n")
+    ok(lab, "kubectl apply -f -", stdin=pod)
+    assert ok(lab, "kubectl delete pvc held --wait=false") == 'persistentvolumeclaim "held" deleted\n'
+    assert rows(ok(lab, "kubectl get pvc held"))[1][1] == "Terminating"
+    assert "Used By:       holder\n" in ok(lab, "kubectl describe pvc held")
+    ok(lab, "kubectl delete pod holder --grace-period=0 --force")
+    waited = lab.sh("kubectl wait --for=delete pvc/held --timeout=30s")
+    assert waited.returncode == 0, waited.stderr
 
 
 # -- the volumes scenario --------------------------------------------------------------------------------------------

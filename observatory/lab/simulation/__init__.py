@@ -1,5 +1,5 @@
 """The lab's simulated node-side and controller components: kubelets, pod GC, node lifecycle, the PersistentVolume
-controller and kind's local-path provisioner.
+controller with the PVC/PV protection controllers, and kind's local-path provisioner.
 
 Each component is a client of the store (list-then-watch through :mod:`.informer`, writes through the registry),
 never reaching into its dicts, so it behaves towards the API exactly as its real counterpart does. The lab's
@@ -34,6 +34,7 @@ class Simulations:
         from observatory.lab.simulation.kubelet import Kubelets
         from observatory.lab.simulation.nodelifecycle import NodeLifecycle
         from observatory.lab.simulation.podgc import PodGC
+        from observatory.lab.simulation.protection import Protection
         from observatory.lab.simulation.provisioner import LocalPathProvisioner
         from observatory.lab.simulation.pvcontroller import PersistentVolumeController
 
@@ -48,6 +49,7 @@ class Simulations:
         if self.settings.pv_controller:
             components.append(PersistentVolumeController(self.registry, self.settings))
             components.append(LocalPathProvisioner(self.registry, self.settings))
+            components.append(Protection(self.registry))
         loop = asyncio.get_running_loop()
         for component in components:
             task = loop.create_task(component.run(), name=f"lab-{type(component).__name__}")

@@ -7,7 +7,10 @@ StorageClass, as kube-apiserver v1.34 runs them.
   ``Immediate``). Quantities are stored in their canonical form (``Quantity.String()``).
 * Admission: DefaultStorageClass (``plugin/pkg/admission/storage/storageclass/setdefault``): a claim created
   without a class (no ``storageClassName``, no beta annotation) gets the default class's name; nothing happens
-  when no class is the default.
+  when no class is the default. StorageObjectInUseProtection
+  (``plugin/pkg/admission/storage/storageobjectinuseprotection``): a new claim gets the finalizer
+  ``kubernetes.io/pvc-protection`` and a new volume ``kubernetes.io/pv-protection``, which the protection
+  controllers remove once nothing uses the object (:mod:`observatory.lab.simulation.protection`).
 * Strategies: ``pkg/registry/core/persistentvolumeclaim/strategy.go`` and ``persistentvolume/strategy.go`` reset
   the status on create and keep it on update; a volume's ``status.lastPhaseTransitionTime`` is set on create and
   whenever a status write changes the phase without setting it.
@@ -42,6 +45,8 @@ _VOLUME_MODES = ("Block", "Filesystem")
 _PV_RECLAIM = ("Delete", "Recycle", "Retain")
 _SC_RECLAIM = ("Delete", "Retain")
 _BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
+PV_PROTECTION = "kubernetes.io/pv-protection"
 CLAIM_IMMUTABLE = ("spec is immutable after creation except resources.requests and volumeAttributesClassName for "
                    "bound claims")
 
@@ -104,14 +109,23 @@ def _default_volume(pv: dict[str, Any]) -> None:
         spec["hostPath"].setdefault("type", "")
 
 
+def _protect(obj: dict[str, Any], finalizer: str) -> None:
+    finalizers = obj["metadata"].setdefault("finalizers", [])
+    if finalizer not in finalizers:
+        finalizers.append(finalizer)
+
+
 def prepare_create(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
-    """Defaults and create-time status of a new object of ``resource`` (one of :data:`RESOURCES`)."""
+    """Defaults, the protection finalizer and create-time status of a new object of ``resource`` (one of
+    :data:`RESOURCES`)."""
     obj = copy.deepcopy(obj)
     if resource == "persistentvolumeclaims":
         _default_claim(obj)
+        _protect(obj, PVC_PROTECTION)
         obj["status"] = {"phase": "Pending"}
     elif resource == "persistentvolumes":
         _default_volume(obj)
+        _protect(obj, PV_PROTECTION)
         obj["status"] = {"phase": "Pending", "lastPhaseTransitionTime": now_rfc3339()}
     else:
         obj.setdefault("reclaimPolicy", "Delete")
