@@ -35,6 +35,7 @@ from observatory.scheduling.verdicts import (
     PortConflict,
     SpreadViolation,
 )
+from observatory.scheduling.volumes import volume_shape
 
 from ._json import items, mapping, text
 from .records import NodeView, PodView
@@ -135,6 +136,7 @@ def _shape(spec: Mapping[str, Any]) -> str:
              repr([(mapping(c).get("resources"), mapping(c).get("restartPolicy"))
                    for c in items(spec.get("initContainers"))])]
     parts.extend(repr(spec.get(f)) for f in _SHAPE_FIELDS)
+    parts.append(volume_shape(spec))
     return "|".join(parts)
 
 
