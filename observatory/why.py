@@ -13,6 +13,10 @@ every list paged with ``limit``/``continue``:
 5. ``GET /api/v1/events?fieldSelector=reason=FailedScheduling`` and ``...reason=Scheduled``, for the schedulers
    seen (on 403: the same in the pod's namespace, and the diagnosis says "seen in namespace ...").
 6. ``GET /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler`` (never fails the command).
+7. Only for a pod with PersistentVolumeClaims (or generic ephemeral volumes): its namespace's
+   ``/api/v1/namespaces/{ns}/persistentvolumeclaims``, ``/api/v1/persistentvolumes`` and
+   ``/apis/storage.k8s.io/v1/storageclasses``, so the fit runs the volume plugins as the scheduler does. A kind
+   that is forbidden (403) or not served (404) becomes a warning, and the fit says it cannot see volumes.
 
 A 403 on steps 2-5 that no fallback cures becomes a line in ``warnings``; any other error answer exits 1 as in
 step 1; a cluster that stops answering exits 2 with one paragraph. Everything read goes into a fresh
@@ -27,7 +31,8 @@ times RFC 3339 UTC)::
      "diagnosis": Diagnosis.to_json(),       # state, title, headline, explanation, likely, schedulerName,
                                              # schedulersSeen, lease, gates, nodeName, nominatedNodeName,
                                              # failedScheduling {raw, available, total, reasons[], preemption, ...}
-     "nodeFit": FitPreview.to_json(),        # pod, source, label, scope, feasible[], nodes[] with node, fits,
+     "nodeFit": FitPreview.to_json(),        # pod, source, label, scope, disagreement, volumesChecked,
+                                             # feasible[], nodes[] with node, fits,
                                              # filter, reasons[], why[], notes[],
                                              # resources[] {resource, requested, used, allocatable, free}
      "schedulerLease": {"name": "kube-system/kube-scheduler", "holder": "...", "renewTime": "..." | null,
@@ -60,6 +65,7 @@ from observatory.model.diagnosis import SCHEDULER_LEASE, Diagnosis
 from observatory.model.fit import FitPreview, compared
 from observatory.model.records import LeaseView
 from observatory.model.state import ClusterState
+from observatory.scheduling.volumes import VolumeCatalog, parse_pod_volumes
 from observatory.settings import Settings
 
 __all__ = [
@@ -90,6 +96,9 @@ class Gathered:
     nodes_forbidden: str = ""
     """The 403's message when the nodes could not be listed ("" when they were)."""
     warnings: list[str] = field(default_factory=list)
+    volumes: VolumeCatalog | None = None
+    """The pod's claims, the PVs and the StorageClasses (None: the pod has no claims, so none were read); kinds
+    that could not be read are in its ``blind`` set."""
 
 
 @dataclass(frozen=True)
@@ -184,7 +193,31 @@ async def gather(api: Any, namespace: str, name: str, *, page_size: int = 500) -
             events.update((_key(e), e) for e in found[0])
     got.events = list(events.values())
     got.lease = await read_lease(api, *SCHEDULER_LEASE)
+    if any(v.claim or v.ephemeral for v in parse_pod_volumes(got.pod.get("spec") or {})):
+        got.volumes = await _gather_volumes(api, ns, page_size, got.warnings)
     return got
+
+
+_VOLUME_PATHS = (("persistentvolumeclaims", "/api/v1/namespaces/{ns}/persistentvolumeclaims"),
+                 ("persistentvolumes", "/api/v1/persistentvolumes"),
+                 ("storageclasses", "/apis/storage.k8s.io/v1/storageclasses"))
+
+
+async def _gather_volumes(api: Any, ns: str, page_size: int, warnings: list[str]) -> VolumeCatalog:
+    """Step 7: the catalog the volume plugins read; a 403 or 404 on one kind leaves it blind to that kind."""
+    catalog = VolumeCatalog()
+    for kind, path in _VOLUME_PATHS:
+        try:
+            objs, _ = await list_all(api, path.format(ns=ns), page_size=page_size)
+        except ApiError as exc:
+            if exc.status not in (403, 404):
+                raise
+            catalog.blind.add(kind)
+            warnings.append(f"The {kind} cannot be listed, so the node fit cannot check the pod's volumes: "
+                            f"{exc.message}")
+            continue
+        catalog.relist(kind, objs)
+    return catalog
 
 
 def _key(obj: Any) -> str:
@@ -207,6 +240,8 @@ def why_from(got: Gathered, *, now: datetime | None = None) -> Why:
         state.apply(Relisted(NODES, tuple(got.nodes), got.nodes_rv))
     state.apply(Relisted(PODS, tuple(pods.values()), got.pods_rv))
     state.apply(Relisted(EVENTS, tuple(got.events)))
+    if got.volumes is not None:
+        state.set_volumes(got.volumes)
     diagnosis = state.diagnosis(key, lease=got.lease, scope=got.events_scope)
     fit = state.fit(key, scope=got.pods_scope)
     if diagnosis is None or fit is None:  # the pod was just put in; only a pod without a name could miss

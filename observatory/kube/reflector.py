@@ -48,8 +48,11 @@ from observatory.model.deltas import Deleted, Delta, Relisted, Upserted, WatchSt
 
 __all__ = ["CLUSTER_SCOPED", "KINDS", "Reflector"]
 
-KINDS = {"pods": True, "events": True, "nodes": False, "namespaces": False}
-"""The core/v1 resources a reflector can watch, and whether each is namespaced."""
+KINDS = {"pods": True, "events": True, "nodes": False, "namespaces": False, "persistentvolumeclaims": True,
+         "persistentvolumes": False, "storageclasses": False}
+"""The resources a reflector can watch, and whether each is namespaced."""
+GROUP_PATHS = {"storageclasses": "/apis/storage.k8s.io/v1"}
+"""Where a kind outside core/v1 is served (every other kind: ``/api/v1``)."""
 CLUSTER_SCOPED = frozenset(k for k, namespaced in KINDS.items() if not namespaced)
 MAX_LINE = 32 * 1024 * 1024
 """A watch line longer than this (bytes) is treated as a broken stream; etcd objects are at most 1.5 MiB."""
@@ -73,7 +76,8 @@ class _Trouble(Exception):
 
 
 class Reflector:
-    """List-then-watch of ``kind`` (``"pods"``, ``"events"``, ``"nodes"``, ``"namespaces"``) in ``namespace``
+    """List-then-watch of ``kind`` (one of :data:`KINDS`: pods, events, nodes, namespaces, PersistentVolumeClaims,
+    PersistentVolumes, StorageClasses) in ``namespace``
     (None: all namespaces; ignored for cluster-scoped kinds) through ``api``.
 
     ``page_size``: items per list page (0: unpaged). ``watch_timeout``: the ``timeoutSeconds`` asked of the server
@@ -108,7 +112,8 @@ class Reflector:
         self.relists = 0
         self.reconnects = 0
         self._state: tuple[str, str] | None = None
-        base = f"/api/v1/namespaces/{self.namespace}" if self.namespace else "/api/v1"
+        root = GROUP_PATHS.get(kind, "/api/v1")
+        base = f"{root}/namespaces/{self.namespace}" if self.namespace else root
         self.path = f"{base}/{kind}"
 
     async def run(self) -> AsyncGenerator[Delta, None]:

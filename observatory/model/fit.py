@@ -2,11 +2,13 @@
 
 The verdicts come from :func:`observatory.scheduling.filter_nodes`, the same Filter plugins the lab's
 default-scheduler runs (kube-scheduler v1.34.1's NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
-NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity). They are observatory's *prediction* from the
-objects it has cached: a real scheduler also runs the volume and DRA filters, may run another profile, and its
-cache may differ for a moment. :func:`compared` sets the preview beside the scheduler's latest refusal and says
-in words where they disagree. When the pod carries kube-scheduler-simulator's ``filter-result`` annotation, that
-recorded result is shown instead (:func:`simulator_preview`).
+NodePorts, NodeResourcesFit, VolumeRestrictions, VolumeBinding, VolumeZone, PodTopologySpread, InterPodAffinity).
+They are observatory's *prediction* from the objects it has cached: the volume plugins run only when the cache holds
+the PVCs, PVs and StorageClasses (:meth:`FitIndex.set_volumes`; otherwise each node of a pod with claims says the
+prediction cannot see volumes, :mod:`.volumefit`); a real scheduler also runs the DRA and volume-limit filters, may
+run another profile, and its cache may differ for a moment. :func:`compared` sets the preview beside the scheduler's
+latest refusal and says in words where they disagree. When the pod carries kube-scheduler-simulator's
+``filter-result`` annotation, that recorded result is shown instead (:func:`simulator_preview`).
 
 :class:`FitIndex` keeps the framework's :class:`~observatory.scheduling.Snapshot` current from the same deltas as
 :class:`~.state.ClusterState`, so a preview costs one filter pass over the nodes (about 10 µs per node), not a
@@ -34,11 +36,15 @@ from observatory.scheduling.verdicts import (
     PodAffinityConflict,
     PortConflict,
     SpreadViolation,
+    VolumeConflict,
 )
+from observatory.scheduling.volumeplugins import VOLUME_PLUGINS
+from observatory.scheduling.volumes import VolumeCatalog, volume_shape
 
 from ._json import items, mapping, text
 from .records import NodeView, PodView
 from .units import amount
+from .volumefit import blind_note, explain_prefilter, explain_volume, has_claims
 
 __all__ = [
     "OBSERVATORY_PREDICTION",
@@ -106,6 +112,9 @@ class FitPreview:
     disagreement: str = ""
     """Where the scheduler's latest refusal and this preview disagree, in words ("" when they do not): see
     :func:`compared`."""
+    volumes_checked: bool = False
+    """True when the pod has claims and the volume plugins ran over the cache's PVCs, PVs and StorageClasses (a pod
+    with claims and no such data gets a note on every node instead)."""
 
     @property
     def feasible(self) -> tuple[str, ...]:
@@ -115,10 +124,11 @@ class FitPreview:
         return next((n for n in self.nodes if n.node == node), None)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"pod", "source", "label", "scope", "disagreement", "feasible": [node...],
+        """``{"pod", "source", "label", "scope", "disagreement", "volumesChecked", "feasible": [node...],
         "nodes": [NodeFit.to_json()...]}``."""
         return {"pod": self.pod, "source": self.source, "label": self.label, "scope": self.scope,
-                "disagreement": self.disagreement, "feasible": list(self.feasible),
+                "disagreement": self.disagreement, "volumesChecked": self.volumes_checked,
+                "feasible": list(self.feasible),
                 "nodes": [n.to_json() for n in self.nodes]}
 
 
@@ -135,6 +145,7 @@ def _shape(spec: Mapping[str, Any]) -> str:
              repr([(mapping(c).get("resources"), mapping(c).get("restartPolicy"))
                    for c in items(spec.get("initContainers"))])]
     parts.extend(repr(spec.get(f)) for f in _SHAPE_FIELDS)
+    parts.append(volume_shape(spec))
     return "|".join(parts)
 
 
@@ -210,6 +221,11 @@ class FitIndex:
     def remove_node(self, name: str) -> None:
         self.generation += 1
         self.snapshot.remove_node(name)
+
+    def set_volumes(self, catalog: VolumeCatalog | None) -> None:
+        """Give the volume plugins the PVCs, PVs and StorageClasses to read (None: they do not run)."""
+        self.generation += 1
+        self.snapshot.volumes = catalog
 
 
 # -- the preview --------------------------------------------------------------------------------------------------
@@ -324,6 +340,10 @@ def _explain(verdict: NodeVerdict, info: PodInfo, node: NodeView | None, labels:
             why.append(_spread_why(detail))
         elif isinstance(detail, PodAffinityConflict) and snapshot is not None:
             why.append(_pod_affinity_why(detail, info, snapshot, verdict.node))
+        elif isinstance(detail, VolumeConflict) and snapshot is not None:
+            why.append(explain_volume(detail, snapshot, labels))
+    if not why and verdict.plugin in VOLUME_PLUGINS and snapshot is not None:
+        why.extend(explain_prefilter(r, info, snapshot) for r in verdict.reasons)
     if verdict.plugin == "NodeUnschedulable":
         why.append("cordoned (spec.unschedulable)")
     elif verdict.plugin == "NodeAffinity" and not why:
@@ -366,15 +386,18 @@ def fit_preview(pod: PodView, info: PodInfo, index: FitIndex, nodes: Mapping[str
         if info.node_name and not pod.terminal:
             snapshot.add_pod(info)
     out = []
+    blind = blind_note(unbound, snapshot) if unbound.volumes else None
     for name in sorted(verdicts):
         verdict = verdicts[name]
         node = nodes.get(name)
         node_info = snapshot.get(name)
         labels = node_info.labels if node_info is not None else {}
         why = () if verdict.feasible else tuple(_explain(verdict, unbound, node, labels, snapshot))
-        out.append(NodeFit(name, verdict.feasible, verdict.plugin, verdict.reasons, why, _notes(node, verdict.plugin),
+        notes = _notes(node, verdict.plugin) + ((blind,) if blind else ())
+        out.append(NodeFit(name, verdict.feasible, verdict.plugin, verdict.reasons, why, notes,
                            tuple((r.resource, r.requested, r.used, r.allocatable) for r in verdict.resources)))
-    return FitPreview(pod.key, "observatory", OBSERVATORY_PREDICTION, tuple(out), scope)
+    return FitPreview(pod.key, "observatory", OBSERVATORY_PREDICTION, tuple(out), scope,
+                      volumes_checked=blind is None and has_claims(unbound))
 
 
 def simulator_preview(pod: PodView, nodes: Mapping[str, NodeView]) -> FitPreview | None:
@@ -491,7 +514,8 @@ def compared(preview: FitPreview, refusal: FitErrorParse | None) -> FitPreview:
     if refusal is None or not refusal.recognized or preview.source != "observatory":
         return replace(preview, disagreement="") if preview.disagreement else preview
     notes: list[str] = []
-    unmodeled = [r for r in refusal.reasons if r.kind not in MODELED_REASON_KINDS]
+    modeled = MODELED_REASON_KINDS | {"volume"} if preview.volumes_checked else MODELED_REASON_KINDS
+    unmodeled = [r for r in refusal.reasons if r.kind not in modeled]
     if unmodeled:
         quoted = ", ".join(f'"{r.count} {r.text}"' if r.count is not None else f'"{r.text}"' for r in unmodeled)
         notes.append(f"The scheduler also reports {quoted}, from a filter observatory does not model: trust the "

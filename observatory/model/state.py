@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._json import mapping, text
 from .access import NODE_DETAILS_FORBIDDEN, forbidden_node_warnings, node_details_forbidden
@@ -24,6 +24,9 @@ from .fit import FitIndex, FitPreview, bind_warnings, fit_preview
 from .records import EventView, LeaseView, NodeView, PodView, TimelineFrame
 from .rows import NodePlacement, PendingRow, pending_row
 from .timeline import Timelines
+
+if TYPE_CHECKING:
+    from observatory.scheduling.volumes import VolumeCatalog
 
 __all__ = ["ClusterState", "NodePlacement", "PendingRow"]
 
@@ -415,6 +418,10 @@ class ClusterState:
         """Changes whenever something :meth:`fit` reads changed (:attr:`~.fit.FitIndex.generation`): an equal
         number means the last preview still holds."""
         return self._fit.generation
+
+    def set_volumes(self, catalog: VolumeCatalog | None) -> None:
+        """The PVCs, PVs and StorageClasses :meth:`fit` gives the volume plugins (None: it cannot see volumes)."""
+        self._fit.set_volumes(catalog)
 
     def fit(self, pod_key: str, scope: str | None = None) -> FitPreview | None:
         """The node-fit preview of one pod (None when unknown): :func:`~.fit.fit_preview` over the cached nodes and

@@ -16,6 +16,7 @@ from typing import Any
 from observatory.model.deltas import Deleted, Delta, Relisted, Upserted
 from observatory.scheduling import PodInfo, Snapshot
 from observatory.scheduling.pods import is_terminal
+from observatory.scheduling.volumes import VolumeCatalog
 
 __all__ = ["ClusterCache", "pod_key"]
 
@@ -49,7 +50,11 @@ class ClusterCache:
         self.nodes: dict[str, dict[str, Any]] = {}
         self.bound: dict[str, dict[str, Any]] = {}
         self.assumed: dict[Key, PodInfo] = {}
+        self.volumes = VolumeCatalog()
+        """The PersistentVolumeClaims, PersistentVolumes and StorageClasses the volume plugins read, with the
+        PV and PVC versions a Reserve assumed; hung on every Snapshot as ``Snapshot.volumes``."""
         self.snapshot = Snapshot()
+        self.snapshot.volumes = self.volumes
 
     def apply_bound(self, delta: Delta) -> bool:
         """A delta of the bound pods' watch."""
@@ -114,9 +119,29 @@ class ClusterCache:
             return True
         return False
 
+    def apply_volume(self, kind: str, delta: Delta) -> bool:
+        """A delta of the PersistentVolumeClaims', PersistentVolumes' or StorageClasses' watch (``kind`` is the
+        resource). Any change may make a pod with claims schedulable (VolumeBinding registers Add and Update of all
+        three)."""
+        if isinstance(delta, Relisted):
+            self.volumes.relist(kind, delta.objs)
+            return True
+        if isinstance(delta, Upserted):
+            self.volumes.upsert(kind, delta.obj)
+            return True
+        if isinstance(delta, Deleted):
+            self.volumes.delete(kind, delta.obj)
+            return True
+        return False
+
+    def volumes_forbidden(self, kind: str) -> None:
+        """``kind`` cannot be listed: the volume plugins stop deciding until it can."""
+        self.volumes.blind.add(kind)
+
     def rebuild(self) -> bool:
         """A fresh Snapshot from the caches (after a relist), with the assumed pods; always a change."""
         self.snapshot = Snapshot((self.nodes[n] for n in sorted(self.nodes)), self.bound.values())
+        self.snapshot.volumes = self.volumes
         if self.namespaces is not None:
             self.snapshot.namespaces = {}
             for obj in self.namespaces.values():

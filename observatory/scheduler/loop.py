@@ -7,13 +7,14 @@ kube-apiserver (:mod:`observatory.embedded`).
 What :meth:`Scheduler.decisions` runs, over one kubernetes-asyncio ApiClient (everything through
 :mod:`observatory.kube`):
 
-1. Four reflectors (list then watch, :class:`~observatory.kube.reflector.Reflector`): the pods waiting for this
+1. Seven reflectors (list then watch, :class:`~observatory.kube.reflector.Reflector`): the pods waiting for this
    scheduler, ``fieldSelector=spec.schedulerName=NAME,spec.nodeName=`` in the scheduled namespace (or all; with
    several profiles, ``spec.nodeName=`` and the names checked here, as kube-scheduler's ``responsibleForPod``); the
    bound pods of every namespace, ``fieldSelector=spec.nodeName!=``, so what each node already runs is counted; the
    nodes; and the Namespaces, whose labels pod affinity terms' namespace selectors read (when listing them is
-   forbidden, scheduling goes on without their labels). Scheduling starts once all four have listed
-   (``WaitForCacheSync``) and, with leader election, once this instance leads.
+   forbidden, scheduling goes on without their labels); and the PersistentVolumeClaims, PersistentVolumes and
+   StorageClasses the volume plugins read (when one cannot be listed, they do not run). Scheduling starts once all
+   have listed (``WaitForCacheSync``) and, with leader election, once this instance leads.
 2. Pods go through :class:`~.queue.SchedulingQueue` (priority, then age; backoff 1 s doubling to 10 s). Gated pods
    (``spec.schedulingGates``) are held out, as the SchedulingGates PreEnqueue plugin does; a pod being deleted
    when its turn comes gets upstream's ``skip schedule deleting pod: NS/NAME`` FailedScheduling event.
@@ -32,6 +33,8 @@ What :meth:`Scheduler.decisions` runs, over one kubernetes-asyncio ApiClient (ev
    "DefaultBinder": …`` and ``PodScheduled=False``/``SchedulerError`` with the same text. A 409 (another binder won
    the race; the pod is assigned) is final: upstream does not queue an assigned pod again. A 404 (the pod is gone)
    writes nothing. Any other failure is retried after the backoff.
+   Before the POST, when VolumeBinding's Reserve planned PV or PVC updates, its PreBind writes them and waits for
+   the claims to be bound (:mod:`.volumebinder`); a PreBind failure is written and retried like a failed Binding.
 5. No feasible node: a Warning ``FailedScheduling`` event with the FitError text (truncated to 1,024 characters as
    ``truncateMessage`` does; action ``Scheduling``), and ``PodScheduled=False``/``Unschedulable`` with the full
    text through ``PATCH pods/{name}/status`` (:func:`~.objects.condition_patch`). The pod waits for a change of the
@@ -67,15 +70,20 @@ from observatory.scheduler.events import EventRecorder
 from observatory.scheduler.objects import condition_patch
 from observatory.scheduler.options import SchedulerOptions, field_selector
 from observatory.scheduler.policies import choose
+from observatory.scheduler.volumebinder import bind_pod_volumes
 from observatory.scheduling.messages import truncate_message
 from observatory.scheduling.queue import SchedulingQueue
+from observatory.scheduling.volumebinding import VolumePlan, unreserve
+from observatory.scheduling.volumeplugins import reserve_volumes
 
 __all__ = ["Scheduler", "SchedulerOptions"]
 
 Key = tuple[str, str]
 STRATEGIC = "application/strategic-merge-patch+json"
 UNBOUND, BOUND, NODES, NAMESPACES = "unbound pods", "bound pods", "nodes", "namespaces"
-STREAMS = 4
+VOLUME_KINDS = ("persistentvolumeclaims", "persistentvolumes", "storageclasses")
+"""The volume plugins' watches (each stream is named for its resource)."""
+STREAMS = 4 + len(VOLUME_KINDS)
 
 
 class Scheduler:
@@ -136,6 +144,7 @@ class Scheduler:
             (BOUND, Reflector(self.api, "pods", None, field_selector="spec.nodeName!=", **self.reflector_options)),
             (NODES, Reflector(self.api, "nodes", None, **self.reflector_options)),
             (NAMESPACES, Reflector(self.api, "namespaces", None, **self.reflector_options)),
+            *((kind, Reflector(self.api, kind, None, **self.reflector_options)) for kind in VOLUME_KINDS),
         ]
         tasks = [asyncio.create_task(self._guard(self._consume(name, reflector))) for name, reflector in streams]
         tasks.append(asyncio.create_task(self._guard(self._schedule_loop())))
@@ -207,12 +216,24 @@ class Scheduler:
                                  "namespaceSelector see no namespace labels.")
                         self._stream_synced(stream)
                         return None
+                    if delta.state in ("forbidden", "stale") and stream in VOLUME_KINDS and stream not in self._synced:
+                        # A 403, or a server that does not serve the kind: schedule without the volume plugins
+                        # (the watch goes on; a later list brings them back).
+                        self.log(f"Cannot list the {stream} ({delta.detail}): the volume plugins (VolumeBinding, "
+                                 "VolumeZone, VolumeRestrictions) do not run, so pods with claims are placed as if "
+                                 "they had none.")
+                        self.cache.volumes_forbidden(stream)
+                        self._stream_synced(stream)
+                        continue
                     self._watch_state(stream, delta)
                     continue
                 if stream == UNBOUND:
                     self._apply_unbound(delta)
                 elif stream == NAMESPACES:
                     if self.cache.apply_namespace(delta):
+                        self._cluster_changed()
+                elif stream in VOLUME_KINDS:
+                    if self.cache.apply_volume(stream, delta):
                         self._cluster_changed()
                 elif (self.cache.apply_bound if stream == BOUND else self.cache.apply_node)(delta):
                     self._cluster_changed()
@@ -375,23 +396,32 @@ class Scheduler:
             self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="unschedulable",
                                                 message=message))
             return False
+        volumes = None if self.options.dry_run else reserve_volumes(info, self.cache.snapshot, choice.node)
         self.cache.assume(key, dataclasses.replace(info, node_name=choice.node))
         if self.options.dry_run:
             self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="dry-run", node=choice.node,
                                                 scores=choice.scores, plugin_scores=choice.plugin_scores))
             return False
-        task = asyncio.get_running_loop().create_task(self._bind(key, pod, choice, cycle, attempt, verdicts))
+        task = asyncio.get_running_loop().create_task(self._bind(key, pod, choice, cycle, attempt, verdicts,
+                                                                 volumes))
         self._binds.add(task)
         task.add_done_callback(self._binds.discard)
         return True
 
     async def _bind(self, key: Key, pod: dict[str, Any], choice: Any, cycle: tuple[int, datetime], attempt: int,
-                    verdicts: Mapping[str, str]) -> None:
-        """The binding cycle: POST the Binding, then record the outcome."""
+                    verdicts: Mapping[str, str], volumes: VolumePlan | None = None) -> None:
+        """The binding cycle: VolumeBinding's PreBind when Reserve planned volume updates, POST the Binding, then
+        record the outcome."""
         meta = pod.get("metadata") or {}
         try:
             if self.options.bind_delay:
                 await asyncio.sleep(self.options.bind_delay)
+            if volumes is not None:
+                failed = await bind_pod_volumes(self.api, self.cache, volumes, lambda: key in self.unbound,
+                                                key[1])
+                if failed is not None:
+                    self._prebind_failed(key, pod, choice, cycle, attempt, verdicts, volumes, failed)
+                    return
             exchange = await post_binding(self.api, key[0], key[1], choice.node, uid=meta.get("uid") or None)
         finally:
             self._slots.release()
@@ -420,6 +450,20 @@ class Scheduler:
             self._wake.set()
         self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="error", node=choice.node,
                                             message=message, exchange=exchange, **scored))
+
+    def _prebind_failed(self, key: Key, pod: dict[str, Any], choice: Any, cycle: tuple[int, datetime], attempt: int,
+                        verdicts: Mapping[str, str], volumes: VolumePlan, message: str) -> None:
+        """``handleBindingCycleError`` after PreBind: Unreserve (the assumed PVs and PVCs), forget the pod, write the
+        failure, retry after the backoff."""
+        unreserve(self.cache.volumes, volumes)
+        self.cache.forget(key)
+        if key in self.unbound:
+            self._record_failure(self.unbound[key], "SchedulerError", message)
+            self.queue.retry(key, time.monotonic())
+            self._wake.set()
+        self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="error", node=choice.node,
+                                            message=message, scores=choice.scores,
+                                            plugin_scores=choice.plugin_scores))
 
     def _record_failure(self, pod: dict[str, Any], reason: str, message: str) -> None:
         """``handleSchedulingFailure``: the FailedScheduling event, then the PodScheduled=False condition."""

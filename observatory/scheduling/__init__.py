@@ -15,9 +15,11 @@ Typical use::
 
 Modules (each names the upstream file it reproduces): :mod:`.quantity` (quantities), :mod:`.resources` (requests,
 units), :mod:`.pods` (priority, responsibility), :mod:`.taints`, :mod:`.nodeaffinity`, :mod:`.labelselector`,
-:mod:`.nodeinfo` (NodeInfo, Snapshot), :mod:`.podtopologyspread` and :mod:`.interpodaffinity` (their PreFilter
-state, :mod:`.cycle`), :mod:`.filters` (the Filter plugins), :mod:`.scoring`, :mod:`.preemption` (dry run),
-:mod:`.queue` (the scheduling queue), :mod:`.messages` (FitError text), :mod:`.framework` (one cycle).
+:mod:`.nodeinfo` (NodeInfo, Snapshot), :mod:`.volumes` (the PVC/PV/StorageClass catalog), :mod:`.volumeplugins`
+(VolumeRestrictions, VolumeBinding, VolumeZone: :mod:`.volumerestrictions`, :mod:`.volumebinding`,
+:mod:`.volumezone`), :mod:`.podtopologyspread` and :mod:`.interpodaffinity` (their PreFilter state, :mod:`.cycle`),
+:mod:`.filters` (the Filter plugins), :mod:`.scoring`, :mod:`.preemption` (dry run), :mod:`.queue` (the scheduling
+queue), :mod:`.messages` (FitError text), :mod:`.framework` (one cycle).
 
 Units everywhere: cpu in millicores, memory and ephemeral-storage in bytes, pods a count, other resources
 ``Quantity.Value()``.

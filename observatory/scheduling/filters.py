@@ -13,14 +13,15 @@ Reproduces, from kube-scheduler v1.34.1, in ``pkg/scheduler/apis/config/v1/defau
 5. ``NodePorts`` (``plugins/nodeports/node_ports.go``): a wanted host port in use. Unschedulable.
 6. ``NodeResourcesFit`` (``plugins/noderesources/fit.go`` ``fitsRequest``): every shortfall at once; Unschedulable,
    or UnschedulableAndUnresolvable when one request exceeds the node's allocatable (PR #131345).
-7. ``PodTopologySpread`` (``plugins/podtopologyspread/filtering.go``, :mod:`.podtopologyspread`): the skew of each
+7. ``VolumeRestrictions``, ``VolumeBinding``, ``VolumeZone`` (:mod:`.volumeplugins`; NodeVolumeLimits, between
+   the first two upstream, is not reproduced), over their PreFilter states.
+8. ``PodTopologySpread`` (``plugins/podtopologyspread/filtering.go``, :mod:`.podtopologyspread`): the skew of each
    DoNotSchedule constraint, over the PreFilter's counts.
-8. ``InterPodAffinity`` (``plugins/interpodaffinity/filtering.go``, :mod:`.interpodaffinity`): the pod's required
+9. ``InterPodAffinity`` (``plugins/interpodaffinity/filtering.go``, :mod:`.interpodaffinity`): the pod's required
    affinity and anti-affinity, and existing pods' anti-affinity, over the PreFilter's counts.
 
-As ``RunFilterPlugins`` does, a node's verdict is the status of the first plugin that rejects it. The volume
-filters upstream runs between NodeResourcesFit and PodTopologySpread, and DRA's after InterPodAffinity, are not
-reproduced.
+As ``RunFilterPlugins`` does, a node's verdict is the status of the first plugin that rejects it. NodeVolumeLimits,
+and DRA's filter after InterPodAffinity, are not reproduced.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from .verdicts import (
     PortConflict,
     ResourceUse,
 )
+from .volumeplugins import VOLUME_PLUGINS
 
 __all__ = [
     "ERR_NODE_AFFINITY", "ERR_NODE_NAME", "ERR_NODE_PORTS", "ERR_TOO_MANY_PODS", "ERR_UNSCHEDULABLE",
@@ -52,7 +54,7 @@ __all__ = [
 NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION = "NodeUnschedulable", "NodeName", "TaintToleration"
 NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT = "NodeAffinity", "NodePorts", "NodeResourcesFit"
 FILTER_PLUGINS = (NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT,
-                  POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY)
+                  *VOLUME_PLUGINS, POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY)
 """The filters reproduced here, in the default profile's order."""
 
 ERR_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -104,7 +106,8 @@ def _affinity_mismatch(pod: PodInfo, node: NodeInfo) -> AffinityMismatch | None:
 
 def run_filters(pod: PodInfo, node: NodeInfo, cycle: CycleState | None = None) -> NodeVerdict:
     """Run the filters on one node, stopping at the first that rejects it (``RunFilterPlugins``). ``cycle`` holds
-    the PreFilter states of PodTopologySpread and InterPodAffinity for this cycle (None: both skip)."""
+    the PreFilter states of the volume plugins, PodTopologySpread and InterPodAffinity for this cycle (None: all
+    skip)."""
     table = resource_table(pod, node)
     errors = node.errors
     if node.unschedulable and not tolerates(pod.tolerations, _UNSCHEDULABLE_TAINT):
@@ -132,6 +135,10 @@ def run_filters(pod: PodInfo, node: NodeInfo, cycle: CycleState | None = None) -
         return NodeVerdict(node.name, NODE_RESOURCES_FIT, code, tuple(s.reason for s in short), tuple(short),
                            table, errors)
     if cycle is not None:
+        if cycle.volumes is not None:
+            volume = cycle.volumes.filter(node)
+            if volume is not None:
+                return NodeVerdict(node.name, volume[0], volume[1], volume[2], volume[3], table, errors)
         if cycle.spread is not None:
             spread = cycle.spread.filter(node)
             if spread is not None:

@@ -35,6 +35,8 @@ from .podtopologyspread import prefilter as pod_topology_spread_prefilter
 from .preemption import PreemptionVerdict, preemption_verdicts
 from .scoring import NodeScore, score_nodes
 from .verdicts import UNSCHEDULABLE_AND_UNRESOLVABLE, NodeVerdict
+from .volumeplugins import DRA_POSTFILTER_STATE_NOT_FOUND, VOLUME_PLUGINS
+from .volumeplugins import prefilter as volume_prefilter
 
 __all__ = ["Decision", "TieBreaker", "filter_nodes", "lowest_name", "schedule_one", "seeded_tie_breaker"]
 
@@ -110,21 +112,24 @@ def _rejected_by_prefilter(pod: PodInfo, snapshot: Snapshot, plugin: str,
 
 def _prefilter(pod: PodInfo, snapshot: Snapshot) -> tuple[CycleState | None, tuple[dict[str, NodeVerdict], str]
                                                          | None]:
-    """The PreFilter plugins in upstream's order (NodeAffinity's conflict check, PodTopologySpread,
-    InterPodAffinity), stopping at the first rejection. Returns the cycle's state (None when no plugin keeps one)
-    and, when a PreFilter rejects the pod, the verdicts and message."""
+    """The PreFilter plugins in upstream's order (NodeAffinity's conflict check, the volume plugins,
+    PodTopologySpread, InterPodAffinity), stopping at the first rejection. Returns the cycle's state (None when no
+    plugin keeps one) and, when a PreFilter rejects the pod, the verdicts and message."""
     names = pod.affinity.node_names
     if names is not None and not names:
         return None, _rejected_by_prefilter(pod, snapshot, NODE_AFFINITY, ERR_AFFINITY_CONFLICT)
+    volumes = volume_prefilter(pod, snapshot) if pod.volumes else None
+    if isinstance(volumes, tuple):
+        return None, _rejected_by_prefilter(pod, snapshot, volumes[0], volumes[1])
     spread = pod_topology_spread_prefilter(pod, snapshot)
     if isinstance(spread, str):
         return None, _rejected_by_prefilter(pod, snapshot, POD_TOPOLOGY_SPREAD, spread)
     affinity = inter_pod_affinity_prefilter(pod, snapshot)
     if isinstance(affinity, str):
         return None, _rejected_by_prefilter(pod, snapshot, INTER_POD_AFFINITY, affinity)
-    if spread is None and affinity is None:
+    if spread is None and affinity is None and volumes is None:
         return None, None
-    return CycleState(spread, affinity), None
+    return CycleState(spread, affinity, volumes), None
 
 
 def _filter(pod: PodInfo, snapshot: Snapshot) -> tuple[dict[str, NodeVerdict], str | None, CycleState | None]:
@@ -141,6 +146,13 @@ def _filter(pod: PodInfo, snapshot: Snapshot) -> tuple[dict[str, NodeVerdict], s
         else:
             verdicts[info.name] = run_filters(pod, info, cycle)
     return verdicts, None, cycle
+
+
+def _volume_prefilter_rejection(verdicts: Mapping[str, NodeVerdict]) -> bool:
+    """Whether a volume plugin's PreFilter rejected the pod (then DRA's PostFilter ends the PostFilter with an
+    Error: see :mod:`.volumeplugins`)."""
+    first = next(iter(verdicts.values()), None)
+    return first is not None and first.plugin in VOLUME_PLUGINS
 
 
 def filter_nodes(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Mapping[str, Any]],
@@ -169,6 +181,10 @@ def schedule_one(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Ma
         error = "; ".join(info.resources.errors)
         return Decision(info.key, None, verdicts, {}, error, error=error)
     feasible = [node for name, v in verdicts.items() if v.feasible and (node := snapshot.get(name)) is not None]
+    if not feasible and prefilter_message is not None and dra_fragment and _volume_prefilter_rejection(verdicts):
+        message = fit_error_message(len(snapshot), verdicts, prefilter_message=prefilter_message,
+                                    postfilter_message=DRA_POSTFILTER_STATE_NOT_FOUND)
+        return Decision(info.key, None, verdicts, {}, message)
     if not feasible:
         by_name = {n.name: n for n in snapshot}
         preemption = preemption_verdicts(info, by_name, verdicts, cycle)

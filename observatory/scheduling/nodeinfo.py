@@ -25,6 +25,7 @@ from .pods import is_terminal, pod_key, pod_priority
 from .podtopologyspread import SpreadConstraint, parse_constraints
 from .resources import CPU, MEMORY, PODS, PodResources, compute_pod_resources, node_allocatable
 from .taints import Taint, Toleration, parse_taints, parse_tolerations
+from .volumes import PodVolume, VolumeCatalog, parse_pod_volumes
 
 __all__ = ["HostPort", "NodeInfo", "PodInfo", "Snapshot"]
 
@@ -78,6 +79,8 @@ class PodInfo:
     spread_errors: tuple[str, ...] = ()
     deleting: bool = False
     """``metadata.deletionTimestamp`` is set (PodTopologySpread does not count such a pod)."""
+    volumes: tuple[PodVolume, ...] = ()
+    """The claims and in-tree disks of ``spec.volumes`` the volume plugins read (:mod:`.volumes`)."""
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any]) -> PodInfo:
@@ -106,7 +109,8 @@ class PodInfo:
             table_rows=tuple((n, a) for n, a in resources.requests.items() if n in (CPU, MEMORY) or a > 0),
             namespace=namespace, labels=labels, required_affinity=required, required_anti_affinity=anti,
             affinity_errors=errors, spread_constraints=spread, spread_errors=spread_errors,
-            deleting=bool(isinstance(meta, Mapping) and meta.get("deletionTimestamp")))
+            deleting=bool(isinstance(meta, Mapping) and meta.get("deletionTimestamp")),
+            volumes=parse_pod_volumes(spec) if spec.get("volumes") else ())
 
     @property
     def identity(self) -> str:
@@ -218,10 +222,13 @@ class Snapshot:
 
     ``Snapshot(nodes, pods)`` takes Node and Pod JSON; pods that are unassigned or terminal are ignored.
     ``namespaces`` (name -> labels) is filled by :meth:`set_namespace` when the caller watches Namespaces; None
-    means their labels are unknown (pod affinity terms with a namespace selector then see no labels)."""
+    means their labels are unknown (pod affinity terms with a namespace selector then see no labels).
+    ``volumes`` is the :class:`~.volumes.VolumeCatalog` of PVCs, PVs and StorageClasses when the caller has one;
+    None means they are unknown (the volume plugins then do not run)."""
 
     def __init__(self, nodes: Iterable[Mapping[str, Any]] = (), pods: Iterable[Mapping[str, Any]] = ()) -> None:
         self.namespaces: dict[str, dict[str, str]] | None = None
+        self.volumes: VolumeCatalog | None = None
         self._nodes: dict[str, NodeInfo] = {}
         self._where: dict[str, str] = {}  # pod identity -> node name
         self._orphans: dict[str, dict[str, PodInfo]] = {}  # node name -> pods waiting for that node

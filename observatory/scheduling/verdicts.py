@@ -32,6 +32,7 @@ __all__ = [
     "PortConflict",
     "ResourceUse",
     "SpreadViolation",
+    "VolumeConflict",
 ]
 
 Code = Literal["Success", "Unschedulable", "UnschedulableAndUnresolvable"]
@@ -139,8 +140,27 @@ class SpreadViolation:
     domains: dict[str, int]
 
 
+@dataclass(frozen=True, slots=True)
+class VolumeConflict:
+    """Why a volume plugin rejected a node (:mod:`.volumebinding`, :mod:`.volumezone`, :mod:`.volumerestrictions`).
+
+    ``kind``: ``node-affinity`` (``claim`` is bound to ``volume``, whose node affinity the node fails),
+    ``pv-missing`` (``claim`` is bound to ``volume``, which does not exist), ``selected-node`` (``claim`` waits to
+    be provisioned on the node ``key``), ``no-volume`` (no available PV of the claim's class ``key`` fits ``claim``
+    on this node, and the class cannot provision here), ``zone`` (``volume`` carries the topology label ``key`` with
+    ``values``, which the node's label does not match), ``read-write-once-pod`` (``claim`` is in use by ``holder``),
+    ``disk`` (the in-tree disk ``volume`` is in use by ``holder`` on the node)."""
+
+    kind: str
+    claim: str = ""
+    volume: str = ""
+    key: str = ""
+    values: tuple[str, ...] = ()
+    holder: str = ""
+
+
 Detail = (InsufficientResource | Taint | PortConflict | AffinityMismatch | NodeNameMismatch | PodAffinityConflict
-          | SpreadViolation)
+          | SpreadViolation | VolumeConflict)
 
 
 class NodeVerdict(NamedTuple):
