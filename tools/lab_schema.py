@@ -27,7 +27,7 @@ OUTPUT = Path(__file__).resolve().parent.parent / "observatory" / "lab" / "data"
 ROOTS = (
     # the kinds the lab decodes, lists, and publishes in /openapi/v3/api/v1
     "V1Pod", "V1PodList", "V1Node", "V1NodeList", "V1Namespace", "V1NamespaceList", "CoreV1Event",
-    "CoreV1EventList", "V1Binding", "V1DeleteOptions", "V1Status", "V1WatchEvent", "V1Lease",
+    "CoreV1EventList", "V1Binding", "V1DeleteOptions", "V1Status", "V1WatchEvent", "V1Lease", "V1PriorityClass",
     # events.k8s.io/v1, the other schema of the same stored events
     "EventsV1Event", "EventsV1EventList",
     # core/v1 and storage.k8s.io/v1 storage: PersistentVolumeClaim, PersistentVolume, StorageClass

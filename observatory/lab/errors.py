@@ -86,6 +86,13 @@ def conflict(resource: str, name: str, err: str) -> StatusError:
     )
 
 
+def forbidden(resource: str, name: str, err: str) -> StatusError:
+    """403 Forbidden: ``pods "x" is forbidden: <err>``, or ``pods is forbidden: <err>`` without a name
+    (``NewForbidden``; admission plugins reach it through ``admission.NewForbidden``)."""
+    head = f'{resource} "{name}"' if name else resource
+    return StatusError(status_failure(403, "Forbidden", f"{head} is forbidden: {err}", _details(name, resource)))
+
+
 OPTIMISTIC_LOCK_MESSAGE = "the object has been modified; please apply your changes to the latest version and try again"
 """``OptimisticLockErrorMsg`` from apiserver ``pkg/registry/generic/registry/store.go``."""
 

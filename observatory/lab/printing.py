@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 RESOURCES = ("pods", "nodes", "events", "namespaces", "leases", "persistentvolumeclaims", "persistentvolumes",
-             "storageclasses")
+             "storageclasses", "priorityclasses")
 
 def _parse_time(ts: Any) -> datetime | None:
     if not ts or not isinstance(ts, str):
@@ -281,7 +281,17 @@ def _row(resource: str, obj: dict, now: datetime) -> tuple[list[Any], list[dict]
         return [meta.get("name", ""), holder, translate_timestamp_since(meta.get("creationTimestamp"), now)], None
     if resource in volume_printing.ROW_PRINTERS:
         return volume_printing.cells(resource, obj, now, translate_timestamp_since), None
+    if resource == "priorityclasses":
+        return _priority_class_cells(obj, now), None
     raise KeyError(resource)
+
+
+def _priority_class_cells(pc: dict, now: datetime) -> list[Any]:
+    """printers.go ``printPriorityClass``: name, value (int64), globalDefault (bool), age, preemptionPolicy ("" when
+    unset)."""
+    meta = pc.get("metadata") or {}
+    return [meta.get("name", ""), int(pc.get("value") or 0), bool(pc.get("globalDefault")),
+            translate_timestamp_since(meta.get("creationTimestamp"), now), pc.get("preemptionPolicy") or ""]
 
 
 def row_cells(resource: str, obj: dict, now: datetime) -> list[Any]:

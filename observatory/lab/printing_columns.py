@@ -127,6 +127,20 @@ _COLUMNS: dict[str, list[dict[str, Any]]] = {
                        "LeaseCandidate.metadata.name field."),
         _col("Age", _DOC_CREATION),
     ],
+    "priorityclasses": [
+        _col("Name", _DOC_NAME, format_="name"),
+        _col("Value", "value represents the integer value of this priority class. This is the actual priority that "
+                      "pods receive when they have the name of this class in their pod spec.", type_="integer"),
+        _col("Global-Default", "globalDefault specifies whether this PriorityClass should be considered as the "
+                               "default priority for pods that do not have any priority class. Only one "
+                               "PriorityClass can be marked as `globalDefault`. However, if more than one "
+                               "PriorityClasses exists with their `globalDefault` field set to true, the smallest "
+                               "value of such global default PriorityClasses will be used as the default priority.",
+             type_="boolean"),
+        _col("Age", _DOC_CREATION),
+        _col("PreemptionPolicy", "preemptionPolicy is the Policy for preempting pods with lower priority. One of "
+                                 "Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset."),
+    ],
 }
 
 for _resource, _specs in _VOLUME_COLUMN_SPECS.items():  # persistentvolumeclaims, persistentvolumes, storageclasses

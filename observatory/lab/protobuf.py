@@ -39,6 +39,9 @@ MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
                            4: ("version", "string"), 5: ("resource", "string"), 6: ("subresource", "string"),
                            7: ("name", "string")},
     "NonResourceAttributes": {1: ("path", "string"), 2: ("verb", "string")},
+    # k8s.io/api scheduling/v1 generated.proto: what ``kubectl create priorityclass`` POSTs
+    "PriorityClass": {1: ("metadata", "ObjectMeta"), 2: ("value", "int32"), 3: ("globalDefault", "bool"),
+                      4: ("description", "string"), 5: ("preemptionPolicy", "string")},
 }
 
 
@@ -101,6 +104,11 @@ def _message(buf: bytes, name: str) -> dict[str, Any]:
             obj[key] = value.decode() if isinstance(value, bytes) else str(value)
         elif typ in ("int", "bool"):
             obj[key] = bool(value) if typ == "bool" else value
+        elif typ == "int32":  # a negative int32 travels as its 64-bit two's complement varint
+            if not isinstance(value, int):
+                raise TypeError("bytes where a number belongs")
+            value &= 0xFFFFFFFF
+            obj[key] = value - (1 << 32) if value >= 1 << 31 else value
         else:
             obj[key] = _message(value, typ)  # type: ignore[arg-type]
     return obj

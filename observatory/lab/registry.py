@@ -15,7 +15,7 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from observatory.lab import errors, gotypes, patch, schema, strategicpatch, strategy
+from observatory.lab import errors, gotypes, patch, priority, priorityclass, schema, strategicpatch, strategy
 from observatory.lab.listing import ListQuery, ListResult, _decode_continue, _encode_continue, make_predicate
 from observatory.lab.resources import ALL, CORE_V1, ResourceType
 from observatory.lab.store import Store, now_rfc3339
@@ -68,6 +68,10 @@ class Registry:
             if message is not None:
                 raise errors.bad_request(message)
 
+    def _priority_classes(self) -> dict[str, dict[str, Any]]:
+        """name -> PriorityClass, what the Priority admission plugin's lister sees."""
+        return {pc["metadata"]["name"]: pc for pc in self.store.iter("priorityclasses")}
+
     def get(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any]:
         obj = self.store.get(rt.name, namespace, name)
         if obj is None:
@@ -117,17 +121,29 @@ class Registry:
         body = copy.deepcopy(body)
         self._ensure_namespace(rt, body, namespace)
         meta = body["metadata"]
+        if rt.name == "pods":
+            priority.admit_pod(body, self._priority_classes())  # mutating admission: before names are generated
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = strategy.generate_name(meta["generateName"])
+        if rt.name == "priorityclasses":
+            body = priorityclass.prepare_create(body)
+            meta = body["metadata"]
         for system in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink",
                        "resourceVersion", "managedFields"):
             meta.pop(system, None)
         volumes = rt.name in volume_strategy.RESOURCES
         if rt.name == "persistentvolumeclaims":  # the DefaultStorageClass admission plugin
             body = volume_strategy.set_default_class(body, self.store.iter("storageclasses"))
-        causes = volume_strategy.validate_create(rt.name, body) if volumes else strategy.validate_create(rt.name, body)
+        if volumes:
+            causes = volume_strategy.validate_create(rt.name, body)
+        elif rt.name == "priorityclasses":
+            causes = priorityclass.validate_create(body)
+        else:
+            causes = strategy.validate_create(rt.name, body)
         if causes:
             raise errors.invalid(rt.kind, meta.get("name", ""), causes, rt.group)
+        if rt.name == "priorityclasses":
+            priority.validate_priority_class(body, self._priority_classes(), update=False)
         if rt.namespaced:
             self._require_namespace(namespace)
         obj = volume_strategy.prepare_create(rt.name, body) if volumes else strategy.prepare_create(rt.name, body)
@@ -146,7 +162,8 @@ class Registry:
         meta["name"] = name
         old = self.get(rt, namespace, name)
         if not meta.get("resourceVersion") and rt.name not in ("pods", "nodes", "namespaces", "events",
-                                                                             *volume_strategy.RESOURCES):
+                                                                             *volume_strategy.RESOURCES,
+                                                                             "priorityclasses"):
             raise errors.invalid(rt.kind, name, [("FieldValueInvalid", "metadata.resourceVersion",
                                                   "Invalid value: 0x0: must be specified for an update")], rt.group)
         new = self._prepare_update(rt, body, old)
@@ -165,6 +182,12 @@ class Registry:
             causes = volume_strategy.validate_update(rt.name, new, old)
             if causes:
                 raise errors.invalid(rt.kind, new["metadata"]["name"], causes, rt.group)
+        if rt.name == "priorityclasses":
+            new = priorityclass.prepare_create(new)
+            causes = priorityclass.validate_create(new) + priorityclass.validate_update(new, old)
+            if causes:
+                raise errors.invalid(rt.kind, new["metadata"]["name"], causes, rt.group)
+            priority.validate_priority_class(new, self._priority_classes(), update=True)
         return new
 
     def _commit_update(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any], *, expect_rv: str | None,
@@ -260,6 +283,8 @@ class Registry:
         stays until they are removed. Anything else goes at once; a namespace takes what it holds with it.
         Returns the object as last stored.
         """
+        if rt.name == "priorityclasses":
+            priorityclass.check_delete(name)
         old = self.get(rt, namespace, name)
         meta = old["metadata"]
         pre = preconditions or {}

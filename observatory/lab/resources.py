@@ -99,6 +99,12 @@ COORDINATION_V1: dict[str, ResourceType] = {
     "leases": ResourceType("leases", "lease", "Lease", True, group="coordination.k8s.io"),
 }
 
+SCHEDULING_V1: dict[str, ResourceType] = {
+    "priorityclasses": ResourceType("priorityclasses", "priorityclass", "PriorityClass", False, short_names=("pc",),
+                                    storage_version_hash="1QwjyaZjj3Y=", group="scheduling.k8s.io"),
+}
+"""scheduling.k8s.io/v1: PriorityClass (:mod:`observatory.lab.priorityclass`, :mod:`observatory.lab.priority`)."""
+
 EVENTS_V1: dict[str, ResourceType] = {
     "events": ResourceType("events", "event", "Event", True, short_names=("ev",), storage_version_hash="r2yiGXH7wu8=",
                            group="events.k8s.io"),
@@ -123,12 +129,13 @@ STORAGE_V1: dict[str, ResourceType] = {
 GROUP_VERSIONS: dict[str, dict[str, ResourceType]] = {"events.k8s.io/v1": EVENTS_V1,
                                                       "authorization.k8s.io/v1": AUTHORIZATION_V1,
                                                       "storage.k8s.io/v1": STORAGE_V1,
+                                                      "scheduling.k8s.io/v1": SCHEDULING_V1,
                                                       "coordination.k8s.io/v1": COORDINATION_V1}
 """Served API groups: ``group/version`` -> resources, each answered under ``/apis/<group>/<version>``, in
 kube-apiserver's group priority order (events.k8s.io 17750, authorization.k8s.io 17600, storage.k8s.io 16800,
-coordination.k8s.io 16500)."""
+scheduling.k8s.io 16600, coordination.k8s.io 16500)."""
 
-ALL: dict[str, ResourceType] = {**CORE_V1, **STORAGE_V1, **COORDINATION_V1}
+ALL: dict[str, ResourceType] = {**CORE_V1, **STORAGE_V1, **COORDINATION_V1, **SCHEDULING_V1}
 """Every served resource by its (unique) plural name."""
 
 LEGACY_BINDINGS = {"name": "bindings", "singularName": "binding", "namespaced": True, "kind": "Binding",

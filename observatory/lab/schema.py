@@ -51,6 +51,7 @@ KIND_MODELS: dict[str, str] = {
     "PersistentVolumeClaim": "V1PersistentVolumeClaim",
     "PersistentVolume": "V1PersistentVolume",
     "StorageClass": "V1StorageClass",
+    "PriorityClass": "V1PriorityClass",
 }
 
 # Generated classes that live in apimachinery meta/v1 rather than k8s.io/api core/v1.

@@ -27,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from observatory.lab import errors, kubeconfig, rbac, scenarios, security
+from observatory.lab import errors, kubeconfig, priorityclass, rbac, scenarios, security
 from observatory.lab.api import LabContext, build_app
 from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
@@ -151,7 +151,8 @@ class LabServer:
         classes = {(m.get("metadata") or {}).get("name") for m in manifests if m.get("kind") == "StorageClass"}
         storage = [] if KIND_DEFAULT_CLASS["metadata"]["name"] in classes else [copy.deepcopy(KIND_DEFAULT_CLASS)]
         # kind's default StorageClass exists before anything a scenario adds, so its claims get the default class.
-        apply_manifests(self.registry, system + namespaces + storage + others, f"scenario {self.scenario}")
+        apply_manifests(self.registry, system + priorityclass.system_priority_classes() + namespaces + storage +
+                        others, f"scenario {self.scenario}")
 
     async def start(self) -> None:
         """Load, listen and write the kubeconfig. Raises LabError when the address cannot be used."""

@@ -280,11 +280,17 @@ async def test_discovery_lists_binding_status_and_short_names(http):
         groups = await resp.json()
     assert groups["kind"] == "APIGroupList"
     assert [g["name"] for g in groups["groups"]] == ["events.k8s.io", "authorization.k8s.io", "storage.k8s.io",
-                                                     "coordination.k8s.io"]
+                                                     "scheduling.k8s.io", "coordination.k8s.io"]
     async with http.get("/apis/coordination.k8s.io/v1") as resp:
         leases = await resp.json()
     assert leases["groupVersion"] == "coordination.k8s.io/v1"
     assert [r["name"] for r in leases["resources"]] == ["leases"]
+    async with http.get("/apis/scheduling.k8s.io/v1") as resp:
+        scheduling = await resp.json()
+    assert scheduling["resources"] == [{  # a v1.3x kube-apiserver's entry, storageVersionHash included
+        "name": "priorityclasses", "singularName": "priorityclass", "namespaced": False, "kind": "PriorityClass",
+        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        "shortNames": ["pc"], "storageVersionHash": "1QwjyaZjj3Y="}]
 
 
 async def test_leases_are_served_in_their_group(http):
