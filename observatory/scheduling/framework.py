@@ -76,6 +76,9 @@ class Decision:
     message: str | None
     preemption: Mapping[str, PreemptionVerdict] | None = None
     error: str | None = None
+    cycle: CycleState | None = None
+    """The PreFilter state of the cycle when no node fitted (None when no plugin keeps one): what a real
+    preemption (:func:`~.preemption.preempt`) filters with."""
 
     @property
     def feasible(self) -> tuple[str, ...]:
@@ -191,7 +194,7 @@ def schedule_one(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Ma
         post = postfilter_message(len(snapshot), preemption, dra_fragment=dra_fragment)
         message = fit_error_message(len(snapshot), verdicts, prefilter_message=prefilter_message,
                                     postfilter_message=post)
-        return Decision(info.key, None, verdicts, {}, message, preemption)
+        return Decision(info.key, None, verdicts, {}, message, preemption, cycle=cycle)
     scores = score_nodes(info, feasible)
     best = max(s.total for s in scores.values())
     tied = [name for name, s in scores.items() if s.total == best]

@@ -50,6 +50,14 @@ def _host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
     return tuple(out)
 
 
+def _preempted_by_scheduler(status: Any) -> bool:
+    """The first DisruptionTarget condition is True with reason PreemptionByScheduler."""
+    for cond in listed(status.get("conditions")) if isinstance(status, Mapping) else ():
+        if isinstance(cond, Mapping) and cond.get("type") == "DisruptionTarget":
+            return cond.get("status") == "True" and cond.get("reason") == "PreemptionByScheduler"
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class PodInfo:
     """One Pod, parsed once: identity, priority, resources, tolerations, node affinity, host ports, labels and
@@ -81,6 +89,9 @@ class PodInfo:
     """``metadata.deletionTimestamp`` is set (PodTopologySpread does not count such a pod)."""
     volumes: tuple[PodVolume, ...] = ()
     """The claims and in-tree disks of ``spec.volumes`` the volume plugins read (:mod:`.volumes`)."""
+    preempted_by_scheduler: bool = False
+    """``status.conditions`` holds ``DisruptionTarget=True`` with reason ``PreemptionByScheduler``: with
+    :attr:`deleting`, a preemption victim still terminating (``podTerminatingByPreemption``)."""
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any]) -> PodInfo:
@@ -110,7 +121,8 @@ class PodInfo:
             namespace=namespace, labels=labels, required_affinity=required, required_anti_affinity=anti,
             affinity_errors=errors, spread_constraints=spread, spread_errors=spread_errors,
             deleting=bool(isinstance(meta, Mapping) and meta.get("deletionTimestamp")),
-            volumes=parse_pod_volumes(spec) if spec.get("volumes") else ())
+            volumes=parse_pod_volumes(spec) if spec.get("volumes") else (),
+            preempted_by_scheduler=_preempted_by_scheduler(status))
 
     @property
     def identity(self) -> str:
