@@ -7,7 +7,9 @@ upstream's defaults (``DefaultPodInitialBackoffDuration`` 1 s doubling to ``Defa
 default-scheduler:
 
 * :meth:`SchedulingQueue.add` queues a pod (again when its spec changed) as active; :meth:`pop` hands out the
-  active pod with the highest priority, then the oldest (creationTimestamp), then by key;
+  active pod with the highest priority, then the one queued earliest, then by key (the PrioritySort plugin's
+  ``Less``: ``spec.priority``, then ``QueuedPodInfo.Timestamp``, the time the pod entered the queue, refreshed
+  when a failed attempt puts it back, ``AddUnschedulableIfNotPresent``);
 * after a failed attempt :meth:`unschedulable` parks the pod until the cluster changes
   (:meth:`cluster_changed`: a node added or updated, a bound pod updated or deleted), and at most
   :data:`MAX_IN_UNSCHEDULABLE`; even then it is not tried before its backoff,
@@ -46,17 +48,17 @@ def backoff(attempts: int, initial: float = INITIAL_BACKOFF, maximum: float = MA
     return min(initial * 2 ** (attempts - 1), maximum)
 
 
-def rank(pod: dict[str, Any]) -> tuple[int, str]:
-    """The queue order of a pod: priority descending, then creationTimestamp ascending."""
+def rank(pod: dict[str, Any], queued: float) -> tuple[int, float]:
+    """The queue order of a pod queued at ``queued``: priority descending, then queue time ascending."""
     spec = pod.get("spec") or {}
     priority = spec.get("priority")
     priority = priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
-    return (-priority, str((pod.get("metadata") or {}).get("creationTimestamp") or ""))
+    return (-priority, queued)
 
 
 @dataclass
 class _Entry:
-    rank: tuple[int, str]
+    rank: tuple[int, float]
     spec: Any
     state: str = ACTIVE
     attempts: int = 0
@@ -73,7 +75,7 @@ class SchedulingQueue:
     max_backoff: float = MAX_BACKOFF
     max_in_unschedulable: float = MAX_IN_UNSCHEDULABLE
     _entries: dict[Key, _Entry] = field(default_factory=dict)
-    _active: list[tuple[tuple[int, str], Key, int]] = field(default_factory=list)
+    _active: list[tuple[tuple[int, float], Key, int]] = field(default_factory=list)
     _timed: list[tuple[float, Key, int]] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -110,9 +112,9 @@ class SchedulingQueue:
         if entry is not None and entry.spec == spec:
             return False
         if entry is None:
-            entry = self._entries[key] = _Entry(rank(pod), spec)
+            entry = self._entries[key] = _Entry(rank(pod, now), spec)
         else:
-            entry.rank, entry.spec = rank(pod), spec
+            entry.rank, entry.spec = rank(pod, entry.rank[1]), spec
         if entry.not_before > now:
             self._wait_until(key, entry, BACKOFF, entry.not_before)
         else:
@@ -153,6 +155,7 @@ class SchedulingQueue:
     def _back_off(self, entry: _Entry, now: float) -> float:
         """Count a failed attempt and set its earliest next try; returns the backoff in seconds."""
         entry.attempts += 1
+        entry.rank = (entry.rank[0], now)  # back in the queue: its Timestamp is refreshed
         delay = backoff(entry.attempts, self.initial_backoff, self.max_backoff)
         entry.not_before = now + delay
         return delay

@@ -114,15 +114,26 @@ def test_backoff_doubles_from_one_second_to_ten():
     assert [backoff(n) for n in range(0, 7)] == [0.0, 1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
 
 
-def test_queue_orders_by_priority_then_age():
+def test_queue_orders_by_priority_then_the_time_each_pod_entered_the_queue():
+    """PrioritySort's ``Less``: priority, then ``QueuedPodInfo.Timestamp``, not creationTimestamp."""
     q = SchedulingQueue()
     old = {"metadata": {"creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": {}}
     new = {"metadata": {"creationTimestamp": "2026-01-02T00:00:00Z"}, "spec": {}}
     high = {"metadata": {"creationTimestamp": "2026-01-03T00:00:00Z"}, "spec": {"priority": 100}}
-    for key, p in ((("ns", "new"), new), (("ns", "old"), old), (("ns", "high"), high)):
-        q.add(key, p, 0.0)
-    assert [q.pop(0.0)[0] for _ in range(3)] == [("ns", "high"), ("ns", "old"), ("ns", "new")]
-    assert q.pop(0.0) == (None, None)
+    for when, key, p in ((1.0, ("ns", "new"), new), (2.0, ("ns", "old"), old), (3.0, ("ns", "high"), high)):
+        q.add(key, p, when)
+    assert [q.pop(3.0)[0] for _ in range(3)] == [("ns", "high"), ("ns", "new"), ("ns", "old")]
+    assert q.pop(3.0) == (None, None)
+
+
+def test_a_failed_attempt_puts_the_pod_back_with_a_fresh_queue_time():
+    q = SchedulingQueue()
+    q.add(("ns", "first"), {"spec": {"a": 1}}, 0.0)
+    assert q.pop(0.0) == (("ns", "first"), None)
+    q.unschedulable(("ns", "first"), 5.0)
+    q.add(("ns", "second"), {"spec": {"b": 1}}, 4.0)
+    q.cluster_changed(10.0)
+    assert [q.pop(10.0)[0] for _ in range(2)] == [("ns", "second"), ("ns", "first")]
 
 
 def test_unschedulable_pod_waits_for_a_change_and_its_backoff():
