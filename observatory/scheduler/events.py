@@ -81,25 +81,29 @@ class EventRecorder:
                     return "events.k8s.io/v1"  # ask again next time
             return self.api_version
 
-    def _key(self, pod: Mapping[str, Any], type_: str, reason: str, action: str) -> tuple[Any, ...]:
-        """The isomorphism key: upstream's ``getKey`` (see the module)."""
+    def _key(self, pod: Mapping[str, Any], type_: str, reason: str, action: str,
+             related: Mapping[str, Any] | None = None) -> tuple[Any, ...]:
+        """The isomorphism key: upstream's ``getKey`` (see the module), ``related`` included when there is one."""
         regarding = object_reference(pod)
-        return (type_, action, reason, self.controller, self.instance, tuple(sorted(regarding.items())))
+        other = tuple(sorted(object_reference(related).items())) if related is not None else ()
+        return (type_, action, reason, self.controller, self.instance, tuple(sorted(regarding.items())), other)
 
-    async def record(self, pod: Mapping[str, Any], type_: str, reason: str, action: str, note: str) -> None:
-        """Record one event about ``pod`` (``Normal``/``Warning``, e.g. ``Scheduled``/``Binding``); returns when it
-        was written, counted into a series, or given up. Never raises for API or network trouble."""
+    async def record(self, pod: Mapping[str, Any], type_: str, reason: str, action: str, note: str, *,
+                     related: Mapping[str, Any] | None = None) -> None:
+        """Record one event about ``pod`` (``Normal``/``Warning``, e.g. ``Scheduled``/``Binding``), with
+        ``related`` as its second object when given (``Preempted``: the preemptor); returns when it was written,
+        counted into a series, or given up. Never raises for API or network trouble."""
         version = await self._detect()
         now = datetime.now(UTC)
         if version == "v1":
-            await self._write("POST", _events_path(pod, "v1"), legacy_event(pod, type_, reason, note,
-                                                                              controller=self.controller, now=now))
+            await self._write("POST", _events_path(pod, "v1"), legacy_event(
+                pod, type_, reason, note, controller=self.controller, now=now, related=related))
             return
-        key = self._key(pod, type_, reason, action)
+        key = self._key(pod, type_, reason, action, related)
         cached = self._cache.get(key)
         if cached is None:
             event = scheduler_event(pod, type_, reason, action, note, controller=self.controller,
-                                    instance=self.instance, now=now)
+                                    instance=self.instance, now=now, related=related)
             self._cache[key] = _Cached(event, time.monotonic())
             await self._write("POST", _events_path(pod, version), event)
             return

@@ -67,11 +67,18 @@ from observatory.model.exchange import BindingExchange
 from observatory.scheduler.cache import ClusterCache, pod_key
 from observatory.scheduler.election import LeaderElector
 from observatory.scheduler.events import EventRecorder
-from observatory.scheduler.objects import condition_patch
 from observatory.scheduler.options import SchedulerOptions, field_selector
 from observatory.scheduler.policies import choose
+from observatory.scheduler.preempting import (
+    Nominator,
+    act_preemption,
+    counting_nominated,
+    status_patch,
+    terminating_message,
+)
 from observatory.scheduler.volumebinder import bind_pod_volumes
 from observatory.scheduling.messages import truncate_message
+from observatory.scheduling.preemption import NOT_ELIGIBLE_TERMINATING_POD, Preemption, preempt
 from observatory.scheduling.queue import SchedulingQueue
 from observatory.scheduling.volumebinding import VolumePlan, unreserve
 from observatory.scheduling.volumeplugins import reserve_volumes
@@ -131,6 +138,9 @@ class Scheduler:
         self._lease_task: asyncio.Task[None] | None = None
         self._cycles = 0
         """Scheduling cycles started so far: the next decision's ``cycle`` is one more."""
+        self.nominator = Nominator()
+        self._preempting: set[Key] = set()
+        """Preemptors whose victims are still being preempted: DefaultPreemption's PreEnqueue holds them back."""
 
     # -- running -------------------------------------------------------------------------------------------------
 
@@ -295,6 +305,7 @@ class Scheduler:
         elif isinstance(delta, Deleted):
             key = pod_key(delta.obj)
             self.unbound.pop(key, None)
+            self.nominator.forget(key)
             self.queue.remove(key)
             # The unbound watch also says DELETED when a pod leaves spec.nodeName= by being bound: then its last
             # state has a nodeName and the bound watch takes over. Without one the pod is gone, so a decision
@@ -378,9 +389,20 @@ class Scheduler:
             self._out.put_nowait(self._decision(pod, cycle, self.queue.attempts(key) + 1, {}, outcome="skipped",
                                                 message=message))
             return False
+        if key in self._preempting:  # DefaultPreemption's PreEnqueue: its victims are still being preempted
+            self.queue.unschedulable(key, time.monotonic())
+            return False
         attempt = self.queue.attempts(key) + 1
         info = scheduling.PodInfo.from_pod(pod)
-        decision = scheduling.schedule_one(info, self.cache.snapshot)
+        nominated_node = self.nominator.node_of(key, pod)
+        snapshot = self.cache.snapshot
+        with counting_nominated(snapshot, info, self.nominator.nominated(self.unbound, self.cache.assumed)):
+            decision = scheduling.schedule_one(info, snapshot)
+            preemption = None
+            if decision.node is None and decision.verdicts and not decision.error:
+                nodes = {n.name: n for n in snapshot}
+                preemption = preempt(info, nodes, decision.verdicts, decision.cycle, nominated_node=nominated_node,
+                                     offset=self.rng.randrange(len(nodes)))
         verdicts = {n: "" if v.feasible else ", ".join(v.reasons) for n, v in decision.verdicts.items()}
         if decision.error:
             self._record_failure(pod, "SchedulerError", decision.error)
@@ -389,13 +411,17 @@ class Scheduler:
                                                 message=decision.error))
             return False
         choice = choose(self.options.policy, info, decision, self.cache.snapshot, self.rng)
+        if nominated_node and nominated_node in decision.feasible:
+            choice = dataclasses.replace(choice, node=nominated_node)  # the nominated node is tried first
         if choice.node is None:
             message = decision.message or scheduling.NO_NODES_AVAILABLE
-            self._record_failure(pod, "Unschedulable", message)
-            self.queue.unschedulable(key, time.monotonic())
+            if preemption is not None and preemption.message == NOT_ELIGIBLE_TERMINATING_POD:
+                message = terminating_message(len(decision.verdicts), decision.verdicts)
+            self._unschedulable(key, pod, info, message, preemption)
             self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="unschedulable",
                                                 message=message))
             return False
+        self.nominator.forget(key)
         volumes = None if self.options.dry_run else reserve_volumes(info, self.cache.snapshot, choice.node)
         self.cache.assume(key, dataclasses.replace(info, node_name=choice.node))
         if self.options.dry_run:
@@ -465,6 +491,41 @@ class Scheduler:
                                             message=message, scores=choice.scores,
                                             plugin_scores=choice.plugin_scores))
 
+    def _unschedulable(self, key: Key, pod: dict[str, Any], info: scheduling.PodInfo, message: str,
+                       preemption: Preemption | None) -> None:
+        """A FitError: ``handleSchedulingFailure`` with the PostFilter's nominating info. A preemption that found a
+        node nominates it and acts out its victims (:func:`~.preempting.act_preemption`), holding the pod back
+        until that is done; no candidate clears the nomination; a pod not eligible keeps it."""
+        self.queue.unschedulable(key, time.monotonic())
+        if self.options.dry_run:
+            return
+        nominated = preemption.nominated_node if preemption is not None else None
+        if nominated is not None:
+            self.nominator.set(key, nominated)
+        candidate = preemption.candidate if preemption is not None else None
+        if candidate is None:
+            self._spawn_write(self._fail(pod, "Unschedulable", message, nominated=nominated))
+            return
+        victims = [self.cache.bound.get(v.identity) or {"metadata": {"namespace": v.namespace,
+                                                                    "name": v.key.split("/", 1)[-1]}}
+                   for v in candidate.victims]
+        lower = [other for other_key, node, other in self.nominator.nominated(self.unbound, self.cache.assumed)
+                 if node == candidate.node and other_key != key
+                 and scheduling.PodInfo.from_pod(other).priority < info.priority]
+        for other in lower:
+            self.nominator.set(pod_key(other), "")
+        self._preempting.add(key)
+        self._spawn_write(self._preempt(key, pod, message, candidate.node, victims, lower))
+
+    async def _preempt(self, key: Key, pod: dict[str, Any], message: str, node: str, victims: list[dict[str, Any]],
+                       lower: list[Mapping[str, Any]]) -> None:
+        try:
+            await self._fail(pod, "Unschedulable", message, nominated=node)
+            await act_preemption(self.api, self._recorder(pod), pod, node, victims, lower, self.profile(pod),
+                                 self.log)
+        finally:
+            self._preempting.discard(key)
+
     def _record_failure(self, pod: dict[str, Any], reason: str, message: str) -> None:
         """``handleSchedulingFailure``: the FailedScheduling event, then the PodScheduled=False condition."""
         if self.options.dry_run:
@@ -474,9 +535,9 @@ class Scheduler:
     def _recorder(self, pod: Mapping[str, Any]) -> EventRecorder:
         return self.recorders[self.profile(pod)]
 
-    async def _fail(self, pod: dict[str, Any], reason: str, message: str) -> None:
+    async def _fail(self, pod: dict[str, Any], reason: str, message: str, *, nominated: str | None = None) -> None:
         await self._recorder(pod).record(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
-        patch = condition_patch(pod, reason, message)
+        patch = status_patch(pod, reason, message, nominated)
         if patch is None:
             return
         ns, name = pod_key(pod)

@@ -65,26 +65,37 @@ def _event_name(pod: Mapping[str, Any], nanos: int | None) -> str:
 
 
 def scheduler_event(pod: Mapping[str, Any], type_: str, reason: str, action: str, note: str, *, controller: str,
-                    instance: str, now: datetime | None = None, nanos: int | None = None) -> dict[str, Any]:
-    """The ``events.k8s.io/v1`` Event for ``POST /apis/events.k8s.io/v1/namespaces/{ns}/events``."""
+                    instance: str, now: datetime | None = None, nanos: int | None = None,
+                    related: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``events.k8s.io/v1`` Event for ``POST /apis/events.k8s.io/v1/namespaces/{ns}/events``; ``related`` is
+    the second object of ``Eventf(regarding, related, …)`` (the preemptor of a ``Preempted`` event), put after
+    ``regarding`` as the Event type orders its fields."""
     namespace = str(_meta(pod).get("namespace") or "") or "default"
-    return {"apiVersion": EVENTS_V1, "kind": "Event",
-            "metadata": {"name": _event_name(pod, nanos), "namespace": namespace},
-            "eventTime": micro_time(now), "reportingController": controller, "reportingInstance": instance,
-            "action": action, "reason": reason, "regarding": object_reference(pod), "note": note, "type": type_}
+    event: dict[str, Any] = {
+        "apiVersion": EVENTS_V1, "kind": "Event", "metadata": {"name": _event_name(pod, nanos), "namespace": namespace},
+        "eventTime": micro_time(now), "reportingController": controller, "reportingInstance": instance,
+        "action": action, "reason": reason, "regarding": object_reference(pod)}
+    if related is not None:
+        event["related"] = object_reference(related)
+    event.update({"note": note, "type": type_})
+    return event
 
 
 def legacy_event(pod: Mapping[str, Any], type_: str, reason: str, note: str, *, controller: str,
-                 now: datetime | None = None, nanos: int | None = None) -> dict[str, Any]:
+                 now: datetime | None = None, nanos: int | None = None,
+                 related: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The core/v1 Event the legacy recorder (``tools/record``, source ``{component: controller}``) makes, for
     ``POST /api/v1/namespaces/{ns}/events`` when ``events.k8s.io/v1`` is not served."""
     namespace = str(_meta(pod).get("namespace") or "") or "default"
     stamp = rfc3339(now)
-    return {"apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": _event_name(pod, nanos), "namespace": namespace},
-            "involvedObject": object_reference(pod), "reason": reason, "message": note,
-            "source": {"component": controller}, "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
-            "type": type_, "eventTime": None, "reportingComponent": controller, "reportingInstance": ""}
+    event = {"apiVersion": "v1", "kind": "Event",
+             "metadata": {"name": _event_name(pod, nanos), "namespace": namespace},
+             "involvedObject": object_reference(pod), "reason": reason, "message": note,
+             "source": {"component": controller}, "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+             "type": type_, "eventTime": None, "reportingComponent": controller, "reportingInstance": ""}
+    if related is not None:
+        event["related"] = object_reference(related)
+    return event
 
 
 def series_patch(count: int, last_observed: datetime) -> dict[str, Any]:

@@ -27,7 +27,8 @@ from observatory.lab.printing import row_cells
 from observatory.lab.scenarios import ScenarioError, list_scenarios, load_scenario, scale
 from observatory.settings import LabSettings
 
-SHIPPED = ["affinity", "busy", "gated", "manual-binding", "pair", "refusals", "spread", "volumes"]
+SHIPPED = ["affinity", "busy", "gated", "manual-binding", "pair", "preemption", "refusals", "spread",
+           "volumes"]
 TEACHES = "observatory.dev/teaches"
 CONDITION_TYPES = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

@@ -1,8 +1,8 @@
 """Lab scenarios: YAML files of ordinary Kubernetes manifests that the lab creates before it serves.
 
 A scenario is a multi-document YAML file, like one you would give ``kubectl apply -f``. The shipped ones live next
-to this module (``pair``, ``manual-binding``, ``refusals``, ``gated``, ``busy``, ``affinity``, ``spread``;
-:func:`list_scenarios` describes them); a scenario can also be any file path.
+to this module (``pair``, ``manual-binding``, ``refusals``, ``gated``, ``busy``, ``affinity``, ``spread``,
+``preemption``; :func:`list_scenarios` describes them); a scenario can also be any file path.
 
 Header document
     The first document may be a header, recognised by ``kind: Scenario`` and no ``apiVersion``; it is not a
