@@ -17,6 +17,9 @@ every list paged with ``limit``/``continue``:
    ``/api/v1/namespaces/{ns}/persistentvolumeclaims``, ``/api/v1/persistentvolumes`` and
    ``/apis/storage.k8s.io/v1/storageclasses``, so the fit runs the volume plugins as the scheduler does. A kind
    that is forbidden (403) or not served (404) becomes a warning, and the fit says it cannot see volumes.
+8. ``GET /api/v1/events?fieldSelector=reason=Preempted`` (the namespace's on 403, as in step 5): the victims this
+   pod preempted are the events whose ``related`` is the pod (same uid), each ``Preempted by pod <uid> on node
+   <node>`` (kube-scheduler's ``PreemptPod``).
 
 A 403 on steps 2-5 that no fallback cures becomes a line in ``warnings``; any other error answer exits 1 as in
 step 1; a cluster that stops answering exits 2 with one paragraph. Everything read goes into a fresh
@@ -37,6 +40,8 @@ times RFC 3339 UTC)::
                                              # resources[] {resource, requested, used, allocatable, free}
      "schedulerLease": {"name": "kube-system/kube-scheduler", "holder": "...", "renewTime": "..." | null,
                         "leaseDurationSeconds": 15, "problem": ""},
+     "preemption": {"nominatedNodeName": "node-1" | null,      # status.nominatedNodeName
+                    "victims": [{"pod": "NAMESPACE/NAME", "node": "node-1", "note": "Preempted by pod ..."}]},
      "warnings": ["..."]}                    # what could not be read (403s), else []
 
 ``-o text`` prints the same for a person, the node-fit table wrapped to the terminal (80 columns when not a TTY).
@@ -65,6 +70,7 @@ from observatory.model.diagnosis import SCHEDULER_LEASE, Diagnosis
 from observatory.model.fit import FitPreview, compared
 from observatory.model.records import LeaseView
 from observatory.model.state import ClusterState
+from observatory.model.victims import Victim, victims_of
 from observatory.scheduling.volumes import VolumeCatalog, parse_pod_volumes
 from observatory.settings import Settings
 
@@ -99,6 +105,8 @@ class Gathered:
     volumes: VolumeCatalog | None = None
     """The pod's claims, the PVs and the StorageClasses (None: the pod has no claims, so none were read); kinds
     that could not be read are in its ``blind`` set."""
+    preempted: list[dict[str, Any]] = field(default_factory=list)
+    """The ``Preempted`` events (core/v1) whose ``related`` object is this pod."""
 
 
 @dataclass(frozen=True)
@@ -110,11 +118,14 @@ class Why:
     fit: FitPreview
     lease: LeaseView | None
     warnings: tuple[str, ...] = ()
+    victims: tuple[Victim, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The ``-o json`` document (see the module docstring)."""
         return {"apiVersion": API_VERSION, "kind": "Why", "pod": self.pod, "diagnosis": self.diagnosis.to_json(),
                 "nodeFit": self.fit.to_json(), "schedulerLease": self.lease.to_json() if self.lease else None,
+                "preemption": {"nominatedNodeName": self.diagnosis.nominated_node or None,
+                               "victims": [v.to_json() for v in self.victims]},
                 "warnings": list(self.warnings)}
 
 
@@ -195,6 +206,15 @@ async def gather(api: Any, namespace: str, name: str, *, page_size: int = 500) -
     got.lease = await read_lease(api, *SCHEDULER_LEASE)
     if any(v.claim or v.ephemeral for v in parse_pod_volumes(got.pod.get("spec") or {})):
         got.volumes = await _gather_volumes(api, ns, page_size, got.warnings)
+    path = "/api/v1/events" if got.events_scope is None else f"/api/v1/namespaces/{ns}/events"
+    preempted = await _forbidden_ok(list_all(api, path, field_selector="reason=Preempted", page_size=page_size))
+    if isinstance(preempted, str) and got.events_scope is None:
+        preempted = await _forbidden_ok(list_all(api, f"/api/v1/namespaces/{ns}/events",
+                                                 field_selector="reason=Preempted", page_size=page_size))
+    if isinstance(preempted, str):
+        got.warnings.append(f"Preempted events cannot be listed, so victims are not shown: {preempted}")
+    else:
+        got.preempted = preempted[0]
     return got
 
 
@@ -246,7 +266,8 @@ def why_from(got: Gathered, *, now: datetime | None = None) -> Why:
     fit = state.fit(key, scope=got.pods_scope)
     if diagnosis is None or fit is None:  # the pod was just put in; only a pod without a name could miss
         raise ValueError(f"the pod {key} has no name")
-    return Why(key, diagnosis, compared(fit, diagnosis.refusal), got.lease, tuple(got.warnings))
+    return Why(key, diagnosis, compared(fit, diagnosis.refusal), got.lease, tuple(got.warnings),
+               victims_of(got.pod, got.preempted))
 
 
 async def _wait_for_scheduler(api: Any, namespace: str, name: str, seconds: float) -> None:
@@ -333,6 +354,8 @@ def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:
         para("Node:", d.node)
     if d.nominated_node:
         para("Nominated node:", d.nominated_node)
+    for victim in why.victims:
+        para("Preempted:", f"{victim.pod} on {victim.node or 'an unnamed node'} ({victim.note})")
     para("State:", d.title)
     if d.headline.lower() != d.title.lower():
         para("", d.headline)

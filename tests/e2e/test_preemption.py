@@ -6,7 +6,8 @@ v1.34.1 with asynchronous preemption does it (reference A.3; ``default_preemptio
 a pod of class high is nominated in the same status patch as its ``PodScheduled=False`` condition (FailedScheduling
 without a preemption tail), one filler gets ``DisruptionTarget``, a graceful DELETE and a ``Preempted`` event, a
 retry while it terminates says ``… not eligible due to a terminating pod on the nominated node.``, and once it is
-gone the pod is bound with ``status.nominatedNodeName`` kept.
+gone the pod is bound with ``status.nominatedNodeName`` kept. ``observatory why`` shows the nomination and the
+victim's Preempted event.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from observatory import cli
 from tests.e2e.test_interpod_affinity import apply
 from tests.e2e.test_kubectl_seed import Lab, serving
 
@@ -98,7 +100,7 @@ def test_preemption_policy_never_gives_the_exact_failed_scheduling_event(lab: La
     assert all("deletionTimestamp" not in p["metadata"] for p in fillers)
 
 
-def test_a_successful_preemption_in_upstreams_order(lab: Lab):
+def test_a_successful_preemption_in_upstreams_order_then_why_shows_it(lab: Lab, capsys):
     watch = subprocess.Popen(["kubectl", "get", "pods", "-w", "--output-watch-events", "-o", "json"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=lab.env())
     listed = []
@@ -157,3 +159,10 @@ def test_a_successful_preemption_in_upstreams_order(lab: Lab):
     assert rv(nominated) < rv(target) < rv(terminating) < rv(event) < rv(deleted) < rv(bound)
     assert rv(terminating) < rv(retried) < rv(deleted)
 
+    code = cli.main(["why", "urgent", "-n", "default", "-o", "json", "--kubeconfig", lab.kubeconfig])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, ""), err
+    doc = json.loads(out)
+    assert doc["preemption"]["nominatedNodeName"] == NODE
+    assert doc["preemption"]["victims"] == [{"pod": f"default/{victim}", "node": NODE,
+                                             "note": f"Preempted by pod {bound['metadata']['uid']} on node {NODE}"}]

@@ -347,7 +347,8 @@ async def test_forbidden_cluster_wide_lists_fall_back_to_the_namespace(tmp_path)
                     "/api/v1/events reason=FailedScheduling 500",
                     "/api/v1/namespaces/team/events reason=FailedScheduling 500",
                     "/api/v1/namespaces/team/events reason=Scheduled 500",
-                    "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler  "]
+                    "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler  ",
+                    "/api/v1/namespaces/team/events reason=Preempted 500"]
 
 
 async def test_with_nodes_forbidden_a_bound_pod_is_not_on_a_missing_node(tmp_path):
