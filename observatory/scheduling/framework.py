@@ -94,7 +94,8 @@ class Decision:
 
     @property
     def preemption_candidates(self) -> tuple[str, ...]:
-        """Nodes where upstream would preempt (the lab never does)."""
+        """Nodes where evicting lower-priority pods would let the pod fit (the scheduler picks one of them with
+        :func:`~.preemption.preempt`)."""
         return tuple(n for n, v in (self.preemption or {}).items() if v.candidate)
 
 

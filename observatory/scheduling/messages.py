@@ -101,7 +101,9 @@ def postfilter_message(num_nodes: int, preemption: Mapping[str, PreemptionVerdic
                        dra_fragment: bool = True) -> str | None:
     """The PostFilter text for a pod that fits nowhere: ``no new claims to deallocate, preemption: 0/N nodes are
     available: …``. ``preemption`` is :func:`~.preemption.preemption_verdicts` (None: the pod may not preempt).
-    Returns None when some node is a preemption candidate (upstream's preemption then succeeds silently)."""
+    Returns None when some node is a preemption candidate: upstream's preemption then succeeds, and
+    ``RunPostFilterPlugins`` returns before joining any reasons, so the FailedScheduling text ends with the filter
+    histogram, with no DRA and no preemption tail (``0/1 nodes are available: 1 Insufficient cpu.``)."""
     if preemption is None:
         body = NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER
     elif any(v.candidate for v in preemption.values()):

@@ -1,6 +1,6 @@
-"""What DefaultPreemption would conclude for each node, without ever evicting anything.
+"""DefaultPreemption: what it concludes for each node, and the node and victims the scheduler acts on. Pure.
 
-Reproduces the dry run of kube-scheduler v1.34.1, ``pkg/scheduler/framework/preemption/preemption.go``
+Reproduces kube-scheduler v1.34.1, ``pkg/scheduler/framework/preemption/preemption.go``
 (``Evaluator.Preempt``, ``findCandidates``, ``DryRunPreemption``) and
 ``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go`` (``PodEligibleToPreemptOthers``,
 ``SelectVictimsOnNode``):
