@@ -62,11 +62,19 @@ from observatory.model.decisions import SchedulerStopped, SchedulingDecision
 from observatory.model.deltas import Deleted, Relisted, Upserted, WatchState
 from observatory.model.exchange import BindingExchange
 from observatory.scheduler.cache import ClusterCache, pod_key
+from observatory.scheduler.cluster_events import (
+    ChangeEvent,
+    assumed_pod_deleted,
+    bound_pod_events,
+    node_events,
+    unbound_pod_deleted,
+)
 from observatory.scheduler.election import LeaderElector
 from observatory.scheduler.events import EventRecorder
 from observatory.scheduler.objects import condition_patch
 from observatory.scheduler.options import SchedulerOptions, field_selector
 from observatory.scheduler.policies import choose
+from observatory.scheduling.hints import rejecting_plugins
 from observatory.scheduling.messages import truncate_message
 from observatory.scheduling.queue import SchedulingQueue
 
@@ -214,8 +222,14 @@ class Scheduler:
                 elif stream == NAMESPACES:
                     if self.cache.apply_namespace(delta):
                         self._cluster_changed()
-                elif (self.cache.apply_bound if stream == BOUND else self.cache.apply_node)(delta):
-                    self._cluster_changed()
+                elif stream == BOUND:
+                    events = bound_pod_events(delta, self.cache.bound)
+                    self.cache.apply_bound(delta)
+                    self._cluster_changed(events)
+                else:
+                    events = node_events(delta, self.cache.nodes)
+                    self.cache.apply_node(delta)
+                    self._cluster_changed(events)
                 if isinstance(delta, Relisted) and stream not in self._synced:
                     self._stream_synced(stream)
         return None
@@ -278,12 +292,28 @@ class Scheduler:
             # The unbound watch also says DELETED when a pod leaves spec.nodeName= by being bound: then its last
             # state has a nodeName and the bound watch takes over. Without one the pod is gone, so a decision
             # assumed for it (a dry run, or a Binding that never landed) no longer counts on its node.
-            if not ((delta.obj.get("spec") or {}).get("nodeName")) and key in self.cache.assumed:
+            if (delta.obj.get("spec") or {}).get("nodeName"):
+                return
+            assumed = self.cache.assumed.get(key)
+            if assumed is not None:
                 self.cache.forget(key)
-                self._cluster_changed()
+                # Only a dry run's assumption is freed room here. A Binding reports its own failure (then the
+                # binding cycle hands the queue AssignedPodDelete); a DELETED for a pod the Binding took out of
+                # spec.nodeName= carries its last unbound state, and kube-scheduler's OnDelete for it requeues
+                # nothing.
+                if self.options.dry_run:
+                    self._cluster_changed(assumed_pod_deleted(delta.obj, assumed.node_name))
+            else:
+                self._cluster_changed(unbound_pod_deleted(delta.obj))
 
-    def _cluster_changed(self) -> None:
-        if self.queue.cluster_changed(time.monotonic()):
+    def _cluster_changed(self, events: list[ChangeEvent] | None = None) -> None:
+        """Hand cluster events to the queue (its QueueingHints decide which parked pods move); None: the wildcard
+        (a relist, or a Namespace change)."""
+        now = time.monotonic()
+        moved = False
+        for event, old, new in [(None, None, None)] if events is None else events:
+            moved = self.queue.cluster_changed(now, event, old, new) or moved
+        if moved:
             self._wake.set()
 
     # -- scheduling ----------------------------------------------------------------------------------------------
@@ -371,7 +401,7 @@ class Scheduler:
         if choice.node is None:
             message = decision.message or scheduling.NO_NODES_AVAILABLE
             self._record_failure(pod, "Unschedulable", message)
-            self.queue.unschedulable(key, time.monotonic())
+            self.queue.unschedulable(key, time.monotonic(), rejecting_plugins(decision.verdicts))
             self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="unschedulable",
                                                 message=message))
             return False
@@ -403,6 +433,7 @@ class Scheduler:
                                                 exchange=exchange, **scored))
             return
         self.cache.forget(key)
+        self._cluster_changed(assumed_pod_deleted(pod, choice.node))
         message = exchange.status_message or exchange.error or exchange.status_line
         error = f'binding rejected: running Bind plugin "DefaultBinder": {message}'
         if exchange.status == 409:
