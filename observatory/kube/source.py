@@ -8,13 +8,14 @@ lab (reached over HTTP like any cluster); ``lab`` only drives the header badge.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from observatory.model.access import AccessReview
 from observatory.model.commands import CommandsContext
-from observatory.model.deltas import Delta
+from observatory.model.deltas import BOUND_PODS, Delta
 from observatory.model.records import BindingExchange, LeaseView
 from observatory.model.source import Capabilities
 
@@ -72,6 +73,17 @@ class ClusterSource:
 
         return Reflector(self.connection.api, kind, self.namespace, **self.reflector_options).run()
 
+    async def stream_bound_pods(self) -> AsyncIterator[Delta]:
+        """List-then-watch deltas of the pods of every namespace that have a node
+        (``GET /api/v1/pods?fieldSelector=spec.nodeName!=``, as ``observatory schedule`` and kube-scheduler watch
+        them), with kind ``"bound pods"``, until cancelled. A 403 is a ``WatchState`` with state ``forbidden``."""
+        from observatory.kube.reflector import Reflector
+
+        reflector = Reflector(self.connection.api, "pods", None, field_selector="spec.nodeName!=",
+                              **self.reflector_options)
+        async for delta in reflector.run():
+            yield dataclasses.replace(delta, kind=BOUND_PODS)
+
     async def bind(self, namespace: str, name: str, node: str, uid: str | None = None) -> BindingExchange:
         """POST the Binding of pod ``namespace/name`` to ``node`` (``uid``: the pod's, as a precondition) and return
         the exchange: 2xx, 4xx, 5xx and transport failures (``status == 0``) are all data. In read-only mode nothing
@@ -110,8 +122,9 @@ class ClusterSource:
         return await review_access(self.connection.api, verb, resource, subresource=subresource, namespace=namespace)
 
     def capabilities(self) -> Capabilities:
-        """Access reviews (:meth:`access_review`, :attr:`home_namespace`)."""
-        return Capabilities(access=self)
+        """Access reviews (:meth:`access_review`, :attr:`home_namespace`) and the bound pods of every namespace
+        (:meth:`stream_bound_pods`)."""
+        return Capabilities(access=self, bound_pods=self)
 
     def with_namespace(self, namespace: str | None) -> ClusterSource:
         """The same cluster and connection scoped to ``namespace`` (None: all namespaces)."""

@@ -1,7 +1,9 @@
 """What a reflector yields for one watched resource, and :class:`~.state.ClusterState` applies.
 
-``kind`` is the resource: ``"pods"``, ``"nodes"`` or ``"events"``. Objects are the raw JSON dicts as served
-(list items or watch event objects); ClusterState turns them into records once per change.
+``kind`` is the resource: ``"pods"``, ``"nodes"`` or ``"events"``; ``"bound pods"`` is the cluster-wide watch of
+pods with ``fieldSelector=spec.nodeName!=`` a screen scoped to one namespace keeps for node accounting. Objects are
+the raw JSON dicts as served (list items or watch event objects); ClusterState turns them into records once per
+change.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 __all__ = [
     "ADDED",
+    "BOUND_PODS",
     "CONNECTING",
     "EVENTS",
     "FORBIDDEN",
@@ -33,6 +36,8 @@ __all__ = [
 
 PODS, NODES, EVENTS = "pods", "nodes", "events"
 KINDS = (PODS, NODES, EVENTS)
+BOUND_PODS = "bound pods"
+"""Pods of every namespace with a ``spec.nodeName`` (``fieldSelector=spec.nodeName!=``), for node accounting only."""
 ADDED, MODIFIED = "ADDED", "MODIFIED"
 CONNECTING, LIVE, RESYNCING, STALE, FORBIDDEN = "connecting", "live", "resyncing", "stale", "forbidden"
 WATCH_STATES = (CONNECTING, LIVE, RESYNCING, STALE, FORBIDDEN)

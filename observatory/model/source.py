@@ -19,8 +19,8 @@ from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta
 from observatory.model.records import BindingExchange, LeaseView
 
-__all__ = ["AccessReviewer", "Binder", "Capabilities", "ClusterFacts", "Feed", "KeyRecorder", "LeaseReader",
-           "ReplayProgress", "Source", "TeachingFacts"]
+__all__ = ["AccessReviewer", "Binder", "BoundPodsFeed", "Capabilities", "ClusterFacts", "Feed", "KeyRecorder",
+           "LeaseReader", "ReplayProgress", "Source", "TeachingFacts"]
 
 
 class ClusterFacts(Protocol):
@@ -98,6 +98,15 @@ class AccessReviewer(Protocol):
         ...
 
 
+class BoundPodsFeed(Protocol):
+    """The bound pods of every namespace, for node accounting when the screen shows one namespace."""
+
+    def stream_bound_pods(self) -> AsyncIterator[Delta]:
+        """List-then-watch deltas (kind ``"bound pods"``) of pods with ``fieldSelector=spec.nodeName!=`` across every
+        namespace, until cancelled; a 403 comes as ``WatchState("bound pods", "forbidden", ...)``."""
+        ...
+
+
 class KeyRecorder(Protocol):
     """A recording: each key press the screen handles is written down."""
 
@@ -115,9 +124,10 @@ class ReplayProgress(Protocol):
 class Capabilities:
     """What a source offers beyond :class:`Source`; None: not this one. Without ``access`` Bind's access is unknown
     and the namespace fallback goes to ``default``; ``keys`` records key presses; ``replay`` makes the screen keep the
-    recorded scope."""
+    recorded scope; ``bound_pods`` lets a screen scoped to one namespace count every namespace's pods on the nodes."""
 
     access: AccessReviewer | None = None
+    bound_pods: BoundPodsFeed | None = None
     keys: KeyRecorder | None = None
     replay: ReplayProgress | None = None
 

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from ._json import mapping, text
 from .access import NODE_DETAILS_FORBIDDEN, forbidden_node_warnings, node_details_forbidden
-from .deltas import EVENTS, FORBIDDEN, NODES, PODS, Deleted, Delta, Relisted, Upserted, WatchState
+from .deltas import BOUND_PODS, EVENTS, FORBIDDEN, NODES, PODS, Deleted, Delta, Relisted, Upserted, WatchState
 from .diagnosis import SCHEDULER_REASONS, Diagnosis, diagnose
 from .fit import FitIndex, FitPreview, bind_warnings, fit_preview
+from .node_accounting import BoundPods
 from .records import EventView, LeaseView, NodeView, PodView, TimelineFrame
 from .rows import NodePlacement, PendingRow, pending_row
 from .timeline import Timelines
@@ -107,6 +108,7 @@ class ClusterState:
         self._node_pods: dict[str, tuple[PodView, ...]] = {}
         self._placements: dict[str, NodePlacement] = {}  # the last placement() of each node, reused while it holds
         self._fit = FitIndex()
+        self._bound_pods = BoundPods()
         self._schedulers: dict[str, datetime | None] = {}
 
     # -- read-only views ---------------------------------------------------------------------------------------
@@ -145,8 +147,23 @@ class ClusterState:
 
     # -- apply -------------------------------------------------------------------------------------------------
 
+    def node_scope(self, namespace: str | None) -> str | None:
+        """The namespace whose pods alone are counted on the nodes, for the fit preview and the bind warnings:
+        None when every namespace's are (all namespaces shown, or the cluster-wide bound pods listed and not
+        refused); else ``namespace``."""
+        return None if namespace is None or self._bound_pods.counting else namespace
+
+    @property
+    def bound_pods_forbidden(self) -> bool:
+        """The cluster-wide watch of bound pods was refused (403): node counts see only the shown namespace."""
+        return self._bound_pods.forbidden
+
     def apply(self, delta: Delta) -> Areas:
         """Apply one delta; return the areas that changed (empty when nothing did)."""
+        if delta.kind == BOUND_PODS:
+            if not self._bound_pods.apply(delta, self._fit, self._pods.__contains__):
+                return _NONE
+            return frozenset({"nodes", "watch"}) if isinstance(delta, WatchState) else frozenset({"nodes"})
         if isinstance(delta, WatchState):
             if self._watch.get(delta.kind) == delta:
                 return _NONE

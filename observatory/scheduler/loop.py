@@ -65,6 +65,13 @@ from observatory.model.decisions import SchedulerStopped, SchedulingDecision
 from observatory.model.deltas import Deleted, Relisted, Upserted, WatchState
 from observatory.model.exchange import BindingExchange
 from observatory.scheduler.cache import ClusterCache, pod_key
+from observatory.scheduler.cluster_events import (
+    ChangeEvent,
+    assumed_pod_deleted,
+    bound_pod_events,
+    node_events,
+    unbound_pod_deleted,
+)
 from observatory.scheduler.election import LeaderElector
 from observatory.scheduler.events import EventRecorder
 from observatory.scheduler.options import SchedulerOptions, field_selector
@@ -77,6 +84,7 @@ from observatory.scheduler.preempting import (
     terminating_message,
 )
 from observatory.scheduler.volumebinder import bind_pod_volumes
+from observatory.scheduling.hints import rejecting_plugins
 from observatory.scheduling.messages import truncate_message
 from observatory.scheduling.preemption import NOT_ELIGIBLE_TERMINATING_POD, Preemption, preempt
 from observatory.scheduling.queue import SchedulingQueue
@@ -245,8 +253,14 @@ class Scheduler:
                 elif stream in VOLUME_KINDS:
                     if self.cache.apply_volume(stream, delta):
                         self._cluster_changed()
-                elif (self.cache.apply_bound if stream == BOUND else self.cache.apply_node)(delta):
-                    self._cluster_changed()
+                elif stream == BOUND:
+                    events = bound_pod_events(delta, self.cache.bound)
+                    self.cache.apply_bound(delta)
+                    self._cluster_changed(events)
+                else:
+                    events = node_events(delta, self.cache.nodes)
+                    self.cache.apply_node(delta)
+                    self._cluster_changed(events)
                 if isinstance(delta, Relisted) and stream not in self._synced:
                     self._stream_synced(stream)
         return None
@@ -310,12 +324,28 @@ class Scheduler:
             # The unbound watch also says DELETED when a pod leaves spec.nodeName= by being bound: then its last
             # state has a nodeName and the bound watch takes over. Without one the pod is gone, so a decision
             # assumed for it (a dry run, or a Binding that never landed) no longer counts on its node.
-            if not ((delta.obj.get("spec") or {}).get("nodeName")) and key in self.cache.assumed:
+            if (delta.obj.get("spec") or {}).get("nodeName"):
+                return
+            assumed = self.cache.assumed.get(key)
+            if assumed is not None:
                 self.cache.forget(key)
-                self._cluster_changed()
+                # Only a dry run's assumption is freed room here. A Binding reports its own failure (then the
+                # binding cycle hands the queue AssignedPodDelete); a DELETED for a pod the Binding took out of
+                # spec.nodeName= carries its last unbound state, and kube-scheduler's OnDelete for it requeues
+                # nothing.
+                if self.options.dry_run:
+                    self._cluster_changed(assumed_pod_deleted(delta.obj, assumed.node_name))
+            else:
+                self._cluster_changed(unbound_pod_deleted(delta.obj))
 
-    def _cluster_changed(self) -> None:
-        if self.queue.cluster_changed(time.monotonic()):
+    def _cluster_changed(self, events: list[ChangeEvent] | None = None) -> None:
+        """Hand cluster events to the queue (its QueueingHints decide which parked pods move); None: the wildcard
+        (a relist, or a Namespace change)."""
+        now = time.monotonic()
+        moved = False
+        for event, old, new in [(None, None, None)] if events is None else events:
+            moved = self.queue.cluster_changed(now, event, old, new) or moved
+        if moved:
             self._wake.set()
 
     # -- scheduling ----------------------------------------------------------------------------------------------
@@ -417,7 +447,7 @@ class Scheduler:
             message = decision.message or scheduling.NO_NODES_AVAILABLE
             if preemption is not None and preemption.message == NOT_ELIGIBLE_TERMINATING_POD:
                 message = terminating_message(len(decision.verdicts), decision.verdicts)
-            self._unschedulable(key, pod, info, message, preemption)
+            self._unschedulable(key, pod, info, message, preemption, rejecting_plugins(decision.verdicts))
             self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="unschedulable",
                                                 message=message))
             return False
@@ -459,6 +489,7 @@ class Scheduler:
                                                 exchange=exchange, **scored))
             return
         self.cache.forget(key)
+        self._cluster_changed(assumed_pod_deleted(pod, choice.node))
         message = exchange.status_message or exchange.error or exchange.status_line
         error = f'binding rejected: running Bind plugin "DefaultBinder": {message}'
         if exchange.status == 409:
@@ -492,11 +523,12 @@ class Scheduler:
                                             plugin_scores=choice.plugin_scores))
 
     def _unschedulable(self, key: Key, pod: dict[str, Any], info: scheduling.PodInfo, message: str,
-                       preemption: Preemption | None) -> None:
+                       preemption: Preemption | None, plugins: frozenset[str]) -> None:
         """A FitError: ``handleSchedulingFailure`` with the PostFilter's nominating info. A preemption that found a
         node nominates it and acts out its victims (:func:`~.preempting.act_preemption`), holding the pod back
-        until that is done; no candidate clears the nomination; a pod not eligible keeps it."""
-        self.queue.unschedulable(key, time.monotonic())
+        until that is done; no candidate clears the nomination; a pod not eligible keeps it. ``plugins``: the
+        plugins that rejected it, whose QueueingHints decide when it is tried again."""
+        self.queue.unschedulable(key, time.monotonic(), plugins)
         if self.options.dry_run:
             return
         nominated = preemption.nominated_node if preemption is not None else None

@@ -10,10 +10,12 @@ default-scheduler:
   active pod with the highest priority, then the one queued earliest, then by key (the PrioritySort plugin's
   ``Less``: ``spec.priority``, then ``QueuedPodInfo.Timestamp``, the time the pod entered the queue, refreshed
   when a failed attempt puts it back, ``AddUnschedulableIfNotPresent``);
-* after a failed attempt :meth:`unschedulable` parks the pod until the cluster changes
-  (:meth:`cluster_changed`: a node added or updated, a bound pod updated or deleted), and at most
-  :data:`MAX_IN_UNSCHEDULABLE`; even then it is not tried before its backoff,
-  ``INITIAL_BACKOFF * 2 ** (attempts - 1)`` capped at ``MAX_BACKOFF``, has passed;
+* after a failed attempt :meth:`unschedulable` parks the pod with the plugins that rejected it
+  (``UnschedulablePlugins``, and ``PendingPlugins``) until a cluster event one of those plugins' QueueingHints
+  answers with Queue (:meth:`cluster_changed`, :func:`~.hints.requeue_strategy`), and at most
+  :data:`MAX_IN_UNSCHEDULABLE`. Queue from an unschedulable plugin, and the flush, still wait for the backoff,
+  ``INITIAL_BACKOFF * 2 ** (attempts - 1)`` capped at ``MAX_BACKOFF``; Queue from a pending plugin does not. An
+  update of the parked pod itself goes through the same hints (``PriorityQueue.Update`` with QHint on);
 * :meth:`retry` (a failed Binding) waits for the backoff only;
 * :meth:`done` takes a pod out while keeping its attempt count, so a later :meth:`add` with the same spec does
   not queue it again (it is being bound, or was decided in a dry run).
@@ -26,6 +28,9 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 from typing import Any
+
+from .clusterevents import WILDCARD, ActionType, ClusterEvent, pod_update_events
+from .hints import QUEUE_IMMEDIATELY, QUEUE_SKIP, requeue_strategy
 
 __all__ = ["INITIAL_BACKOFF", "MAX_BACKOFF", "MAX_IN_UNSCHEDULABLE", "SchedulingQueue", "backoff"]
 
@@ -65,6 +70,12 @@ class _Entry:
     not_before: float = 0.0
     flush_at: float = 0.0
     generation: int = 0
+    pod: Any = None
+    """The pod as last queued (the QueueingHints read it)."""
+    plugins: frozenset[str] = frozenset()
+    """``UnschedulablePlugins`` of the last failed attempt."""
+    pending: frozenset[str] = frozenset()
+    """``PendingPlugins`` of the last failed attempt."""
 
 
 @dataclass
@@ -109,12 +120,15 @@ class SchedulingQueue:
         after any backoff still running). Returns whether the queue changed."""
         spec = pod.get("spec")
         entry = self._entries.get(key)
+        if entry is not None and entry.state == UNSCHEDULABLE:
+            return self._update_unschedulable(key, entry, pod, now)
         if entry is not None and entry.spec == spec:
             return False
         if entry is None:
             entry = self._entries[key] = _Entry(rank(pod, now), spec)
         else:
             entry.rank, entry.spec = rank(pod, entry.rank[1]), spec
+        entry.pod = pod
         if entry.not_before > now:
             self._wait_until(key, entry, BACKOFF, entry.not_before)
         else:
@@ -132,12 +146,26 @@ class SchedulingQueue:
             entry.state = DONE
             entry.generation += 1
 
-    def unschedulable(self, key: Key, now: float) -> float:
-        """A failed attempt: wait for a cluster change (or :attr:`max_in_unschedulable`) and the backoff. Returns the
+    def _update_unschedulable(self, key: Key, entry: _Entry, pod: dict[str, Any], now: float) -> bool:
+        """The parked pod itself was updated: keep the new version, and move it when its labels or spec changed in a
+        way a rejecting plugin's hint answers with Queue. Returns whether the pod moved."""
+        old = entry.pod
+        entry.pod = pod
+        if old is None or ((old.get("metadata") or {}).get("labels") == (pod.get("metadata") or {}).get("labels")
+                           and old.get("spec") == pod.get("spec")):
+            return False
+        entry.rank, entry.spec = rank(pod, entry.rank[1]), pod.get("spec")
+        return any(self._requeue(key, entry, event, old, pod, now) for event in pod_update_events(old, pod))
+
+    def unschedulable(self, key: Key, now: float, plugins: frozenset[str] | set[str] = frozenset(),
+                      pending: frozenset[str] | set[str] = frozenset()) -> float:
+        """A failed attempt rejected by ``plugins`` (``UnschedulablePlugins``; ``pending``: ``PendingPlugins``): wait
+        for a cluster event their hints queue on (or :attr:`max_in_unschedulable`) and the backoff. Returns the
         backoff in seconds."""
         entry = self._entries.get(key)
         if entry is None:
             return 0.0
+        entry.plugins, entry.pending = frozenset(plugins), frozenset(pending)
         delay = self._back_off(entry, now)
         entry.flush_at = now + self.max_in_unschedulable
         self._wait_until(key, entry, UNSCHEDULABLE, entry.flush_at)
@@ -160,19 +188,36 @@ class SchedulingQueue:
         entry.not_before = now + delay
         return delay
 
-    def cluster_changed(self, now: float) -> bool:
-        """Nodes or bound pods changed: every unschedulable pod moves on (to active, or to backoff while its backoff
-        runs). Returns whether any pod moved."""
+    def cluster_changed(self, now: float, event: ClusterEvent | None = None, old: Any = None,
+                        new: Any = None) -> bool:
+        """A cluster event (``MoveAllToActiveOrBackoffQueue``): ``event`` changed an object from ``old`` to ``new``
+        (None for an Add's old or a Delete's new). Each unschedulable pod whose rejecting plugins' hints answer Queue
+        moves on: to active, or to backoff while its backoff runs (Queue from a pending plugin: to active at once).
+        ``event`` None is the wildcard: every unschedulable pod moves. Returns whether any pod moved."""
+        event = event or ClusterEvent(WILDCARD, ActionType.ALL)
         moved = False
-        for key, entry in self._entries.items():
-            if entry.state != UNSCHEDULABLE:
-                continue
-            moved = True
-            if entry.not_before > now:
-                self._wait_until(key, entry, BACKOFF, entry.not_before)
-            else:
-                self._activate(key, entry)
+        for key, entry in list(self._entries.items()):
+            if entry.state == UNSCHEDULABLE:
+                moved = self._requeue(key, entry, event, old, new, now) or moved
         return moved
+
+    def _requeue(self, key: Key, entry: _Entry, event: ClusterEvent, old: Any, new: Any, now: float) -> bool:
+        """``requeuePodWithQueueingStrategy`` for one parked pod; returns whether it moved."""
+        if entry.state != UNSCHEDULABLE:
+            return False
+        strategy = requeue_strategy(entry.pod or {}, entry.plugins, entry.pending, event, old, new)
+        if strategy == QUEUE_SKIP:
+            return False
+        if strategy != QUEUE_IMMEDIATELY and entry.not_before > now:
+            self._wait_until(key, entry, BACKOFF, entry.not_before)
+        else:
+            self._activate(key, entry)
+        return True
+
+    def rejected_by(self, key: Key) -> tuple[frozenset[str], frozenset[str]]:
+        """``(UnschedulablePlugins, PendingPlugins)`` of the pod's last failed attempt (empty when unknown)."""
+        entry = self._entries.get(key)
+        return (entry.plugins, entry.pending) if entry else (frozenset(), frozenset())
 
     def _promote(self, now: float) -> None:
         while self._timed and self._timed[0][0] <= now:

@@ -110,7 +110,7 @@ class BindController:
 
     def choose(self, pod_key: str) -> None:
         host = self.host
-        preview = host.state.fit(pod_key, host.source.namespace)
+        preview = host.state.fit(pod_key, host.state.node_scope(host.source.namespace))
 
         def chosen(node: str | None) -> None:
             if node:
@@ -124,7 +124,7 @@ class BindController:
     def confirm(self, pod_key: str, node: str) -> None:
         """Request at once when nothing stands in the way; else list the warnings and let ``y`` send anyway."""
         host = self.host
-        warnings = host.state.bind_warnings(pod_key, node, host.source.namespace)
+        warnings = host.state.bind_warnings(pod_key, node, host.state.node_scope(host.source.namespace))
         if not warnings:
             host.post_message(BindRequested(pod_key, node))
             return
@@ -140,7 +140,7 @@ class BindController:
         host = self.host
         namespace, name = pod_key.split("/", 1)
         pod = host.state.pods.get(pod_key)
-        before = PodSnapshot.take(host.state, pod_key, host.now(), scope=host.source.namespace)
+        before = PodSnapshot.take(host.state, pod_key, host.now(), scope=host.state.node_scope(host.source.namespace))
         source = host.source
         exchange = await source.bind(namespace, name, node, pod.uid if pod else None)
         return BindingResponded(exchange, before, source.commands_context().commands(exchange))

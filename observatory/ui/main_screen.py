@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar
@@ -29,6 +29,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input
 from textual.worker import Worker
 
+from observatory.model.deltas import BOUND_PODS, Delta
 from observatory.model.lessons import Lesson
 from observatory.model.records import BindingExchange
 from observatory.model.source import AccessReviewer, Source
@@ -146,16 +147,22 @@ class MainScreen(Screen[None]):
     # -- data ------------------------------------------------------------------------------------------------------
 
     def start_streams(self) -> None:
+        """The pods, nodes and events of the scope; with one namespace shown, also the bound pods of every
+        namespace (when the source offers them), so the nodes' room counts pods the panes do not show."""
         for kind in ("pods", "nodes", "events"):
             self.stream(kind)
+        bound = self.source.capabilities().bound_pods
+        if self.source.namespace is not None and bound is not None:
+            self.stream(BOUND_PODS, bound.stream_bound_pods)
 
     @work(group="streams", exit_on_error=False)
-    async def stream(self, kind: str) -> None:
-        """One worker per watched kind: apply each delta, mark what changed, and have it painted (:meth:`paced`).
+    async def stream(self, kind: str, deltas: Callable[[], AsyncIterator[Delta]] | None = None) -> None:
+        """One worker per watched kind (``deltas``: where its deltas come from, else the source's stream of
+        ``kind``): apply each delta, mark what changed, and have it painted (:meth:`paced`).
         Every :data:`YIELD_EVERY` deltas it lets the app's messages run (a watch chunk can hold hundreds of events,
         and a key press should not wait for all of them)."""
         applied = 0
-        async for delta in self.source.stream(kind):
+        async for delta in (deltas() if deltas is not None else self.source.stream(kind)):
             applied += 1
             if applied % YIELD_EVERY == 0:
                 await asyncio.sleep(0)

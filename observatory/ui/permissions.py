@@ -28,12 +28,19 @@ from observatory.model.state import ClusterState
 from observatory.ui.host import Notifier, ScreenFacts
 from observatory.ui.widgets.exchange_pane import EMPTY_HINT
 
-__all__ = ["BIND", "FALLBACK_KINDS", "PermissionsController", "PermissionsHost", "named_node_options"]
+__all__ = ["BIND", "FALLBACK_KINDS", "PermissionsController", "PermissionsHost", "bound_pods_notice",
+           "named_node_options"]
 
 FALLBACK_KINDS = ("pods", "events")
 """Namespaced kinds whose 403 across every namespace makes the screen fall back to one namespace."""
 BIND = ("create", "pods", "binding")
 """What a Binding needs: ``create`` on ``pods/binding``."""
+
+
+def bound_pods_notice(namespace: str) -> str:
+    """The banner line when the cluster-wide list of bound pods is refused (403)."""
+    return (f"bound pods: listing the pods of every namespace is forbidden; node counts see only namespace "
+            f"{namespace}'s pods")
 
 
 def named_node_options(state: ClusterState) -> list[tuple[str, Text]]:
@@ -165,6 +172,8 @@ class PermissionsController:
             watches = self.host.state.watch_states
             lines.extend(f"{kind}: {watches[kind].detail}" for kind in FALLBACK_KINDS
                          if kind in watches and watches[kind].state == FORBIDDEN and watches[kind].detail)
+        if source.namespace is not None and self.host.state.bound_pods_forbidden:
+            lines.append(bound_pods_notice(source.namespace))
         review = self._review_here()
         if review is not None and review.notice("Bind"):
             lines.append(review.notice("Bind"))

@@ -67,7 +67,8 @@ class TeachingController:
 
     def snapshot(self, pod_key: str) -> PodSnapshot:
         """The pod in the watched state now."""
-        return PodSnapshot.take(self.host.state, pod_key, self.host.now(), scope=self.host.source.namespace)
+        state = self.host.state
+        return PodSnapshot.take(state, pod_key, self.host.now(), scope=state.node_scope(self.host.source.namespace))
 
     def record(self, message: BindingResponded) -> None:
         """A Binding was answered: its record, with the pod after when the answer changed nothing."""

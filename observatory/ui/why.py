@@ -92,7 +92,7 @@ class WhyController:
         if key is None:
             pane.show(None, None, None)
             return False
-        scope = self.host.source.namespace
+        scope = state.node_scope(self.host.source.namespace)
         diagnosis = state.diagnosis(key, lease=self.lease, scope=scope)
         shown = pane.preview
         facts = (key, scope, state.fit_generation)  # an unchanged generation: the preview still holds
@@ -120,7 +120,7 @@ class WhyController:
     def raw_message(self, key: str) -> tuple[str, str]:
         """``m``: the selected pod's scheduler message, verbatim, and where it was read ("" when there is none)."""
         state = self.host.state
-        diagnosis = state.diagnosis(key, lease=self.lease, scope=self.host.source.namespace)
+        diagnosis = state.diagnosis(key, lease=self.lease, scope=state.node_scope(self.host.source.namespace))
         raw = diagnosis.raw_message if diagnosis is not None else ""
         return raw, (message_source(state, key, diagnosis) if raw and diagnosis is not None else "")
 

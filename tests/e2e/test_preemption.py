@@ -109,8 +109,11 @@ def test_a_successful_preemption_in_upstreams_order_then_why_shows_it(lab: Lab, 
         listed.append(watch.stdout.readline())  # the first frame (one line into a pipe): the watch has listed
         apply(lab, preemptor("urgent", "high"))
         wait_for(lambda: get_json(lab, "pod urgent")["status"].get("nominatedNodeName"), "the nomination")
-        # a node update requeues the pod while its victim terminates (observatory requeues on any node update)
-        assert lab.sh(f"kubectl label node {NODE} lesson=preemption").returncode == 0
+        # while its victim terminates, a node event NodeResourcesFit's QueueingHint accepts (allocatable cpu up from
+        # 1 to 1100m: the pod fits the bare node, and a resource it requests grew) retries the pod; 1100m is still
+        # too little while the victim's 500m counts
+        patch = '{"status":{"allocatable":{"cpu":"1100m"}}}'
+        assert lab.sh(f"kubectl patch node {NODE} --subresource=status --type=merge -p '{patch}'").returncode == 0
         wait_for(lambda: get_json(lab, "pod urgent")["spec"].get("nodeName"), "urgent bound")
         wait_for(lambda: any(e["reason"] == "Scheduled" for e in events_v1(lab)), "the Scheduled event")
     finally:

@@ -96,16 +96,23 @@ async def test_a_repeated_refusal_updates_the_series_of_one_event(cluster):
         return [e for e in lab.store.iter("events", "default") if e["reason"] == "FailedScheduling"]
 
     await eventually(refusals)
-    for attempt, zone in ((2, "a"), (3, "b")):
-        # A node change requeues the pod; after its backoff it is refused again with the same text.
-        async with http.patch("/api/v1/nodes/pair-worker", data=json.dumps({"metadata": {"labels": {"zone": zone}}}),
-                              headers={"Content-Type": "application/strategic-merge-patch+json"}) as resp:
-            assert resp.status == 200
+    for attempt in (2, 3):
+        # pair-control-plane gaining disktype=ssd is a label change NodeAffinity's QueueingHint queues on (unmatched to
+        # matched); its taint still refuses the pod first, so the text stays the same. Removing the label first is
+        # a change the hint skips.
+        for disktype in (None, "ssd"):
+            async with http.patch("/api/v1/nodes/pair-control-plane",
+                                  data=json.dumps({"metadata": {"labels": {"disktype": disktype}}}),
+                                  headers={"Content-Type": "application/strategic-merge-patch+json"}) as resp:
+                assert resp.status == 200
         if attempt == 2:
             await eventually(lambda: len(refusals()) == 2, "the second refusal's event")
     [event] = await eventually(lambda: [e for e in refusals() if e.get("series")], "the series", 20)
     assert event["series"]["count"] == 2 and event["series"]["lastObservedTime"].endswith("Z")
     assert len(refusals()) == 2 and all(e["message"] == SSD for e in refusals())
+    async with http.patch("/api/v1/nodes/pair-control-plane", data=json.dumps({"metadata": {"labels": {
+            "disktype": None}}}), headers={"Content-Type": "application/strategic-merge-patch+json"}) as resp:
+        assert resp.status == 200  # the module's other tests see the pair cluster as it was
 
 
 async def test_gated_pod_gets_no_event_and_keeps_scheduling_gated(cluster):

@@ -167,8 +167,9 @@ def test_serves_every_namespace_by_default_and_describe_counts_a_repeated_refusa
     wait(lambda: kubectl_json(lab, "-n default get pod home")["spec"].get("nodeName"), "default/home to be bound")
     wait(lambda: any(line.startswith("FailedScheduling sched-lab/huge: ") for line in sched.lines()), "the refusal")
 
-    relabel = lab.sh("kubectl label node pair-worker lesson=again")  # a node change: huge is tried again
-    assert relabel.returncode == 0, relabel.stderr
+    # A bound pod deleted: NodeResourcesFit's QueueingHint queues huge again (a node label would not).
+    deleted = lab.sh("kubectl -n sched-lab delete pod web --wait=false")
+    assert deleted.returncode == 0, deleted.stderr
     wait(lambda: any(line.startswith("FailedScheduling sched-lab/huge (attempt 2): ") for line in sched.lines()),
          "the second refusal")
 
@@ -177,8 +178,8 @@ def test_serves_every_namespace_by_default_and_describe_counts_a_repeated_refusa
         assert describe.returncode == 0, describe.stderr
         return [line for line in describe.stdout.split("Events:", 1)[1].splitlines() if " FailedScheduling " in line]
 
-    relabel = lab.sh("kubectl label --overwrite node pair-worker lesson=third")  # and a third time
-    assert relabel.returncode == 0, relabel.stderr
+    deleted = lab.sh("kubectl -n default delete pod home --wait=false")  # and a third time
+    assert deleted.returncode == 0, deleted.stderr
     wait(lambda: any(line.startswith("FailedScheduling sched-lab/huge (attempt 3") for line in sched.lines()),
          "the third refusal")
     lines = wait(lambda: [line for line in failed_lines() if "(x2 over " in line] and failed_lines(),

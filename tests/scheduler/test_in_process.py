@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -186,10 +185,13 @@ async def test_invalid_options_are_refused_before_anything_runs(conn):
                                                               namespace=None)
 
 
-def label_node(lab, name: str, value: str) -> None:
-    """A label change: a node update the filters read, so refused pods are tried again."""
-    lab.registry.patch(CORE_V1["nodes"], "", name, "application/merge-patch+json",
-                       json.dumps({"metadata": {"labels": {"lesson": value}}}).encode())
+async def delete_a_bound_pod(http, name: str) -> None:
+    """An assigned pod deleted: NodeResourcesFit's QueueingHint queues the pods it refused (a node label change
+    would not)."""
+    body = pod_manifest(name, cpu="10m", nodeName="pair-worker")
+    await create(http, body)
+    async with http.delete(f"/api/v1/namespaces/sched-lab/pods/{name}?gracePeriodSeconds=0") as resp:
+        assert resp.status == 200, await resp.text()
 
 
 async def test_decisions_carry_their_scheduling_cycle_so_queue_order_survives_slow_bindings(lab, conn, http,
@@ -236,10 +238,10 @@ async def test_repeated_refusals_become_a_series_as_under_kube_scheduler(lab, co
                          "the PodScheduled condition", 15)
         patched = lab.store.get("pods", "sched-lab", "huge")["metadata"]["resourceVersion"]
         assert patched != first[0]["involvedObject"]["resourceVersion"]  # the status patch bumped it
-        label_node(lab, "pair-worker", "2")
+        await delete_a_bound_pod(http, "filler-2")
         await eventually(lambda: len(decisions.of("sched-lab/huge", "unschedulable")) >= 2, "the second refusal", 30)
         await eventually(lambda: len(events(lab, "huge", "FailedScheduling")) == 2, "a second event", 15)
-        label_node(lab, "pair-worker", "3")
+        await delete_a_bound_pod(http, "filler-3")
         await eventually(lambda: len(decisions.of("sched-lab/huge", "unschedulable")) >= 3, "the third refusal", 30)
         await eventually(lambda: any((e.get("series") or {}).get("count") == 2
                                      for e in events(lab, "huge", "FailedScheduling")), "the series", 15)
