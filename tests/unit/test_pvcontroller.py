@@ -175,3 +175,36 @@ def test_a_claim_whose_class_does_not_exist_records_provisioning_failed():
     sync(ctrl, rounds=1)
     assert events(registry) == [("orphan", "Warning", "ProvisioningFailed",
                                  'storageclass.storage.k8s.io "nowhere" not found', 1)]
+
+
+def test_local_path_refuses_selectors_other_access_modes_and_claims_without_a_node():
+    from observatory.lab.simulation.provisioner import LocalPathProvisioner
+
+    registry = Registry(Store())
+    registry.create(ALL["namespaces"], "", {"metadata": {"name": "default"}})
+    registry.create(ALL["nodes"], "", {"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "host-1"}}})
+    provisioner = LocalPathProvisioner(registry, LabSettings())
+    provisioner.nodes.start()
+    sc = {"metadata": {"name": "standard"}, "reclaimPolicy": "Delete"}
+
+    def pvc(**spec: Any) -> dict[str, Any]:
+        return {"metadata": {"name": "c", "namespace": "default", "uid": "u1",
+                             "annotations": {"volume.kubernetes.io/selected-node": "n1"}},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, **spec}}
+
+    assert provisioner._volume_for(pvc(selector={"matchLabels": {"a": "b"}}), sc)[0] == (
+        "claim.Spec.Selector is not supported")
+    assert provisioner._volume_for(pvc(accessModes=["ReadWriteMany"]), sc)[0] == (
+        "Only support ReadWriteOnce access mode")
+    unscheduled = pvc()
+    unscheduled["metadata"]["annotations"] = {}
+    assert provisioner._volume_for(unscheduled, sc)[0] == "configuration error, no node was specified"
+    problem, pv = provisioner._volume_for(pvc(), sc)
+    assert problem == ""
+    assert pv["metadata"] == {"name": "pvc-u1", "annotations": {"pv.kubernetes.io/provisioned-by":
+                                                                 "rancher.io/local-path"}}
+    assert pv["spec"]["hostPath"] == {"path": "/var/local-path-provisioner/pvc-u1_default_c",
+                                      "type": "DirectoryOrCreate"}
+    assert pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"] == [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["host-1"]}]  # the label, not the name
+    assert (pv["spec"]["capacity"], pv["spec"]["persistentVolumeReclaimPolicy"]) == ({"storage": "1Gi"}, "Delete")
