@@ -314,3 +314,32 @@ def test_volumes_scenario_is_listed_and_serves_zones_volumes_and_claims(volumes_
     described = ok(lab, "kubectl describe pv ssd-zone-a")
     assert ("Node Affinity:     \n  Required Terms:  \n"
             "    Term 0:        topology.kubernetes.io/zone in [lab-region-a]\n") in described, described
+
+
+# -- with the scheduler and the kubelets: kind's whole flow ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def full_lab(tmp_path_factory) -> Iterator[Lab]:
+    if shutil.which("kubectl") is None:
+        pytest.fail("kubectl is not on PATH; the lab's kubectl tests require it")
+    with serving(tmp_path_factory.mktemp("full"), "--scenario", "pair") as lab:
+        yield lab
+
+
+def test_a_pod_with_a_default_class_claim_gets_a_provisioned_volume_on_its_node_and_runs(full_lab):
+    lab = full_lab
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n  - name: c\n    image: nginx\n"
+           "    volumeMounts: [{name: d, mountPath: /data}]\n  volumes:\n  - name: d\n"
+           "    persistentVolumeClaim: {claimName: app-data}\n")
+    ok(lab, "kubectl apply -f -", stdin=claim_yaml("app-data") + "---\n" + pod)
+    wait_for(lab, "pod/app", "{.status.phase}", "Running")
+    node = ok(lab, "kubectl get pod app -o jsonpath='{.spec.nodeName}'")
+    assert node == "pair-worker"
+    assert annotations_of(lab, "pvc app-data")["volume.kubernetes.io/selected-node"] == node
+    volume = ok(lab, "kubectl get pvc app-data -o jsonpath='{.spec.volumeName}'")
+    assert ok(lab, f"kubectl get pv {volume} -o jsonpath='{{.spec.nodeAffinity.required.nodeSelectorTerms[0]"
+                   f".matchExpressions[0].values[0]}}'") == node
+    reasons = [e[1] for e in events_of(lab, "PersistentVolumeClaim", "app-data")]
+    assert reasons[-3:] == ["ExternalProvisioning", "Provisioning", "ProvisioningSucceeded"]
+    assert set(reasons[:-3]) <= {"WaitForFirstConsumer", "WaitForPodScheduled"}  # before the scheduler chose
