@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="another schedulerName the lab's default-scheduler answers to (repeatable)")
     serve.add_argument("--no-scheduler", action="store_true", help="do not run the simulated default-scheduler")
     serve.add_argument("--no-kubelet", action="store_true", help="do not run the simulated kubelets")
+    serve.add_argument("--no-pv-controller", action="store_true",
+                       help="do not run the simulated PersistentVolume controller and local-path provisioner")
     serve.add_argument("--token", action="store_true",
                        help="require a bearer token even on 127.0.0.1, over HTTPS with a generated CA (kubectl "
                        "sends credentials only over TLS); the kubeconfig carries both")
@@ -170,6 +172,7 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
     lab_settings = settings.lab.model_copy(update={
         "scheduler": settings.lab.scheduler and not args.no_scheduler,
         "kubelet": settings.lab.kubelet and not args.no_kubelet,
+        "pv_controller": settings.lab.pv_controller and not args.no_pv_controller,
         "token": settings.lab.token or args.token,
         "rbac": args.rbac or settings.lab.rbac,
         "scheduler_names": list(dict.fromkeys([*settings.lab.scheduler_names, *args.scheduler_name])),
