@@ -7,8 +7,9 @@ Reproduces ``BindPodVolumes`` of kube-scheduler v1.34.1's ``volumebinding/binder
    ``volume.kubernetes.io/selected-node`` set). The first failure ends PreBind with the API server's message.
 2. ``wait.PollUntilContextTimeout(ctx, time.Second, bindTimeout, false, checkBindings)``: every second (the first
    check after one), :func:`~observatory.scheduling.volumebinding.check_bindings` over the watched versions, until
-   every claim is bound, an error, or ``BindTimeoutSeconds`` (600) pass (``context deadline exceeded``); such
-   failures are wrapped as ``binding volumes: …``. The pod gone (``pod does not exist any more: pod "NAME" not
+   every claim is bound, an error, or ``BindTimeoutSeconds`` (600) pass (``context deadline exceeded``, the
+   context's error; releases that used ``wait.Poll`` said ``timed out waiting for the condition``); such failures
+   are wrapped as ``binding volumes: …``. The pod gone (``pod does not exist any more: pod "NAME" not
    found``) and its node gone (``failed to get node "NODE": node "NODE" not found``) end the wait too.
 
 ``RunPreBindPlugins`` turns a failure into ``running PreBind plugin "VolumeBinding": …``, which the scheduler writes

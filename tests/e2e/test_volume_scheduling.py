@@ -6,14 +6,16 @@ The pair cluster: pair-control-plane carries the kubeadm taint (TaintToleration 
 plugin runs), pair-worker is the only schedulable node. Expected texts: kube-scheduler v1.34.1's FitError (reference
 §4.3a) with the volume plugins' reasons (``volumebinding/binder.go``, ``volumerestrictions/volume_restrictions.go``)
 and, after a volume PreFilter rejection, DynamicResources' PostFilter error ``not found`` in place of the preemption
-text (see :mod:`observatory.scheduling.volumeplugins`). Claims are bound by hand (``spec.volumeName`` and
-``pv.kubernetes.io/bind-completed``), as the PV controller leaves them, so these cases need no controller.
+text (see :mod:`observatory.scheduling.volumeplugins`). Static claims are bound by the lab's PV controller to a PV
+pre-bound to them (``spec.claimRef``) before their pod is created; the WaitForFirstConsumer case needs its
+local-path provisioner too.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +23,7 @@ import pytest
 
 from observatory import cli
 from observatory.scheduling.messages import fit_error_message
-from tests.e2e.test_interpod_affinity import TAIL_NOT_HELPFUL, TAINT, apply, failed_scheduling, node_of
+from tests.e2e.test_interpod_affinity import TAIL_NOT_HELPFUL, TAINT, apply, events, failed_scheduling, node_of
 from tests.e2e.test_kubectl_seed import Lab, serving
 
 NODES = ("pair-control-plane", "pair-worker")
@@ -38,14 +40,10 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         yield lab
 
 
-def claim(name: str, *, volume: str = "", modes: tuple[str, ...] = ("ReadWriteOnce",)) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": "default"}
-    spec: dict[str, Any] = {"storageClassName": "manual", "accessModes": list(modes),
-                            "resources": {"requests": {"storage": "1Gi"}}}
-    if volume:
-        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
-        spec["volumeName"] = volume
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
+def claim(name: str, *, modes: tuple[str, ...] = ("ReadWriteOnce",)) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"storageClassName": "manual", "accessModes": list(modes),
+                     "resources": {"requests": {"storage": "1Gi"}}}}
 
 
 def volume(name: str, claim_name: str, *, zone: str = "", modes: tuple[str, ...] = ("ReadWriteOnce",)) -> dict:
@@ -62,6 +60,23 @@ def pod(name: str, claim_name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
             "spec": {"containers": [{"name": "app", "image": "nginx"}],
                      "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}]}}
+
+
+def phase(lab: Lab, name: str) -> str:
+    out = lab.sh(f"kubectl get pvc {name} -o jsonpath={{.status.phase}}")
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def bound(lab: Lab, pv: dict[str, Any], pvc: dict[str, Any], timeout: float = 30.0) -> None:
+    """Create ``pv`` (pre-bound to ``pvc``) and ``pvc``, and wait until the PV controller has bound them."""
+    apply(lab, pv, pvc)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if phase(lab, pvc["metadata"]["name"]) == "Bound":
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the PV controller did not bind {pvc['metadata']['name']}")
 
 
 class Verdict:
@@ -103,7 +118,8 @@ def test_an_unbound_immediate_claim(lab, capsys):
 
 
 def test_a_persistent_volume_whose_node_affinity_no_node_matches(lab, capsys):
-    apply(lab, volume("pv-3", "zonal", zone="b"), claim("zonal", volume="pv-3"), pod("needs-zone-b", "zonal"))
+    bound(lab, volume("pv-3", "zonal", zone="b"), claim("zonal"))
+    apply(lab, pod("needs-zone-b", "zonal"))
     message = failed_scheduling(lab, "needs-zone-b")
     assert message == (f"0/2 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity, {TAINT}. "
                        f"{TAIL_NOT_HELPFUL}")
@@ -117,8 +133,8 @@ def test_a_persistent_volume_whose_node_affinity_no_node_matches(lab, capsys):
 
 def test_a_read_write_once_pod_claim_in_use(lab, capsys):
     solo = ("ReadWriteOncePod",)
-    apply(lab, volume("pv-solo", "solo", modes=solo), claim("solo", volume="pv-solo", modes=solo),
-          pod("first", "solo"))
+    bound(lab, volume("pv-solo", "solo", modes=solo), claim("solo", modes=solo))
+    apply(lab, pod("first", "solo"))
     assert node_of(lab, "first") == "pair-worker"
     apply(lab, pod("second", "solo"))
     message = failed_scheduling(lab, "second")
@@ -130,3 +146,28 @@ def test_a_read_write_once_pod_claim_in_use(lab, capsys):
     assert (fit["pair-worker"]["fits"], fit["pair-worker"]["filter"]) == (False, "VolumeRestrictions")
     assert fit["pair-worker"]["why"] == ["PVC solo is ReadWriteOncePod and pod default/first already uses it, which "
                                          "rules out every node until that pod is gone"]
+
+
+def jsonpath(lab: Lab, what: str, path: str) -> str:
+    out = lab.sh(f"kubectl get {what} -o jsonpath='{path}'")
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_a_wait_for_first_consumer_claim_is_provisioned_on_the_chosen_node_before_the_pod_binds(lab):
+    """kind's default class (WaitForFirstConsumer, rancher.io/local-path): Reserve picks pair-worker, PreBind sets
+    ``volume.kubernetes.io/selected-node`` on the claim, the provisioner creates a PV for that node, the PV
+    controller binds the claim, and only then is the Binding posted; no FailedScheduling on the way."""
+    late = claim("late")
+    del late["spec"]["storageClassName"]  # the DefaultStorageClass admission gives it "standard"
+    apply(lab, late, pod("consumer", "late"))
+    assert node_of(lab, "consumer", timeout=60) == "pair-worker"
+    assert jsonpath(lab, "pvc late", "{.metadata.annotations.volume\\.kubernetes\\.io/selected-node}") == \
+        "pair-worker"
+    assert jsonpath(lab, "pvc late", "{.status.phase}") == "Bound"
+    pv_name = jsonpath(lab, "pvc late", "{.spec.volumeName}")
+    assert jsonpath(lab, f"pv {pv_name}",
+                    "{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}") == \
+        "pair-worker"
+    reasons = [e["reason"] for e in events(lab, "consumer")]
+    assert "Scheduled" in reasons and "FailedScheduling" not in reasons
