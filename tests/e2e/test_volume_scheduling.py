@@ -33,8 +33,7 @@ NODES = ("pair-control-plane", "pair-worker")
 def lab(tmp_path_factory) -> Iterator[Lab]:
     if shutil.which("kubectl") is None:
         pytest.fail("kubectl is not on PATH; the lab's kubectl tests require it")
-    with serving(tmp_path_factory.mktemp("volumes"), "--scenario", "pair", "--no-kubelet",
-                 "--no-pv-controller") as lab:  # claims bound by hand: a PV controller would find them misbound
+    with serving(tmp_path_factory.mktemp("volumes"), "--scenario", "pair", "--no-kubelet") as lab:
         apply(lab, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "manual"},
                     "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "Immediate"})
         yield lab
