@@ -112,21 +112,22 @@ def _least_allocated(pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
     return out
 
 
-def _fraction(requested: int, capacity: int) -> float:
-    return min(float(requested) / float(capacity), 1.0)
-
-
 def _balanced_allocation(pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
-    """BalancedAllocation over cpu and memory: ``int((1 - std) * 100)`` of the requested/allocatable fractions."""
+    """BalancedAllocation over cpu and memory: ``int((1 - std) * 100)`` of the requested/allocatable fractions
+    (each ``min(requested / allocatable, 1)`` in float)."""
     pod_cpu, pod_memory = pod.resources.requests.get(CPU, 0), pod.resources.requests.get(MEMORY, 0)
-    out = []
+    out: list[int] = []
+    append = out.append
     for node in nodes:
-        cpu_capacity, memory_capacity = node.allocatable.get(CPU, 0), node.allocatable.get(MEMORY, 0)
-        std = 0.0
+        allocatable = node.allocatable
+        cpu_capacity, memory_capacity = allocatable.get(CPU, 0), allocatable.get(MEMORY, 0)
         if cpu_capacity and memory_capacity:  # one fraction alone has no deviation
-            std = abs((_fraction(node.requested.get(CPU, 0) + pod_cpu, cpu_capacity)
-                       - _fraction(node.requested.get(MEMORY, 0) + pod_memory, memory_capacity)) / 2)
-        out.append(int((1 - std) * MAX_NODE_SCORE))
+            requested = node.requested
+            cpu = min(float(requested.get(CPU, 0) + pod_cpu) / float(cpu_capacity), 1.0)
+            memory = min(float(requested.get(MEMORY, 0) + pod_memory) / float(memory_capacity), 1.0)
+            append(int((1 - abs((cpu - memory) / 2)) * MAX_NODE_SCORE))
+        else:
+            append(MAX_NODE_SCORE)
     return out
 
 

@@ -85,3 +85,20 @@ def test_sampling_changes_the_chosen_node_as_upstream():
     assert schedule_one(pod(), snapshot).node == "n150"
     assert schedule_one(pod(), snapshot, sampler=NodeSampler()).node == "n000"
     assert schedule_one(pod(), snapshot, sampler=NodeSampler(next_start=100)).node == "n150"
+
+
+def test_the_fit_preview_of_the_explanations_covers_every_node():
+    """``observatory why`` and the Why pane read :func:`observatory.model.fit.fit_preview`: no sampling there."""
+    from observatory.model.fit import FitIndex, fit_preview
+    from observatory.model.records import NodeView, PodView
+
+    index, views = FitIndex(), {}
+    for i in range(300):
+        obj = node(f"n{i:03d}")
+        obj["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+        index.set_node(obj)
+        views[obj["metadata"]["name"]] = NodeView.from_api(obj)
+    waiting = pod("w")
+    index.set_pod("default/w", waiting)
+    preview = fit_preview(PodView.from_api(waiting), index.info("default/w"), index, views)
+    assert len(preview.nodes) == 300 and all(n.fits for n in preview.nodes)
