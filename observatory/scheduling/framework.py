@@ -225,7 +225,7 @@ def schedule_one(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Ma
                                     postfilter_message=post)
         return Decision(info.key, None, verdicts, {}, message, preemption, cycle=cycle)
     scores = score_nodes(info, feasible, snapshot)
-    best = max(s.total for s in scores.values())
-    tied = [name for name, s in scores.items() if s.total == best]
+    best = max(scores.totals)
+    tied = [name for name, total in zip(scores.names, scores.totals, strict=True) if total == best]
     chosen = tied[0] if len(tied) == 1 else (tie_breaker or lowest_name)(tied)
     return Decision(info.key, chosen, verdicts, scores, None)

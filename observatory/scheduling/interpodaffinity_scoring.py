@@ -68,20 +68,21 @@ def inter_pod_affinity_prescore(pod: PodInfo, snapshot: Snapshot,
     namespaces = snapshot.namespaces
     ns_labels = namespaces.get(pod.namespace) if namespaces is not None else None
     namespace, labels = pod.namespace, pod.labels
+    # The incoming pod's merged terms match on namespace list and label selector only (their namespace selectors
+    # were merged away), so a pod of another namespace is passed over without a call.
+    incoming = [(t.namespaces, t.selector, t.topology_key, w) for t, w in affinity]
+    incoming += [(t.namespaces, t.selector, t.topology_key, -w) for t, w in anti]
+    wanted = frozenset().union(*(t[0] for t in incoming))
     scores: TopologyScore = {}
     for node in nodes:
         node_labels = node.labels
         if not node_labels:
             continue
         for other in node.pods.values():
-            if not has_constraints and not other.with_affinity:
-                continue
-            for term, weight in affinity:
-                if term.matches(other.namespace, other.labels, None):
-                    _add(scores, node_labels, term.topology_key, weight)
-            for term, weight in anti:
-                if term.matches(other.namespace, other.labels, None):
-                    _add(scores, node_labels, term.topology_key, -weight)
+            if other.namespace in wanted:
+                for term_namespaces, selector, key, weight in incoming:
+                    if other.namespace in term_namespaces and selector.matches(other.labels):
+                        _add(scores, node_labels, key, weight)
             if not other.with_affinity:
                 continue
             if hard_pod_affinity_weight > 0:

@@ -29,8 +29,7 @@ with the storage-capacity scoring path, so it is skipped for every pod here as i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from operator import mul
+from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from .imagelocality import IMAGE_LOCALITY, image_locality_scores
@@ -56,6 +55,7 @@ __all__ = [
     "MAX_NODE_SCORE",
     "SCORE_WEIGHTS",
     "NodeScore",
+    "NodeScores",
     "default_normalize_score",
     "score_nodes",
 ]
@@ -88,6 +88,37 @@ class NodeScore(NamedTuple):
     def weighted(self) -> dict[str, int]:
         """Plugin -> normalised score times the plugin's weight."""
         return {p: v * SCORE_WEIGHTS[p] for p, v in zip(self.plugins, self.normalized, strict=True)}
+
+
+class NodeScores(Mapping[str, NodeScore]):
+    """node name -> :class:`NodeScore` for one cycle's feasible nodes, in scoring order, kept as per-plugin columns:
+    a :class:`NodeScore` is built when a node is looked up (a cycle scores hundreds of nodes, and the scheduler reads
+    the totals and a few nodes). ``plugins``, ``raw`` and ``normalized`` (one column per plugin), ``totals`` (one
+    per node)."""
+
+    __slots__ = ("_index", "names", "normalized", "plugins", "raw", "totals")
+
+    def __init__(self, names: Sequence[str], plugins: tuple[str, ...], raw: Sequence[Sequence[int]],
+                 normalized: Sequence[Sequence[int]], totals: Sequence[int]) -> None:
+        self.names, self.plugins, self.raw, self.normalized, self.totals = names, plugins, raw, normalized, totals
+        self._index: dict[str, int] | None = None
+
+    def __getitem__(self, name: str) -> NodeScore:
+        if self._index is None:
+            self._index = {n: i for i, n in enumerate(self.names)}
+        i = self._index[name]
+        return NodeScore(name, self.plugins, tuple(c[i] for c in self.raw), tuple(c[i] for c in self.normalized),
+                         self.totals[i])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def total_by_node(self) -> dict[str, int]:
+        """Node name -> weighted total, without building the per-node scores."""
+        return dict(zip(self.names, self.totals, strict=True))
 
 
 def _least_requested(requested: int, capacity: int) -> int:
@@ -137,7 +168,7 @@ def _intolerable_prefer_no_schedule(pod: PodInfo, node: NodeInfo) -> int:
                if taint.effect == PREFER_NO_SCHEDULE and not any(t.tolerates(taint) for t in tolerations))
 
 
-def score_nodes(pod: PodInfo, nodes: Sequence[NodeInfo], snapshot: Snapshot) -> dict[str, NodeScore]:
+def score_nodes(pod: PodInfo, nodes: Sequence[NodeInfo], snapshot: Snapshot) -> NodeScores:
     """Score the feasible ``nodes`` of ``snapshot`` for ``pod``; returns node name -> :class:`NodeScore`, in
     ``nodes`` order. PreScore runs once per cycle for the plugins that have one (PodTopologySpread and
     InterPodAffinity precompute their counts over the whole snapshot there)."""
@@ -161,9 +192,9 @@ def score_nodes(pod: PodInfo, nodes: Sequence[NodeInfo], snapshot: Snapshot) -> 
         raw[BALANCED_ALLOCATION] = normalized[BALANCED_ALLOCATION] = _balanced_allocation(pod, nodes)
     raw[IMAGE_LOCALITY] = normalized[IMAGE_LOCALITY] = image_locality_scores(pod, nodes, snapshot)
     plugins = tuple(raw)
-    weights = [SCORE_WEIGHTS[p] for p in plugins]
-    out: dict[str, NodeScore] = {}
-    for node, raw_row, norm_row in zip(nodes, zip(*raw.values(), strict=True),
-                                       zip(*(normalized[p] for p in plugins), strict=True), strict=True):
-        out[node.name] = NodeScore(node.name, plugins, raw_row, norm_row, sum(map(mul, norm_row, weights)))
-    return out
+    totals = [0] * len(nodes)
+    for plugin in plugins:
+        weight = SCORE_WEIGHTS[plugin]
+        totals = [total + value * weight for total, value in zip(totals, normalized[plugin], strict=True)]
+    return NodeScores([n.name for n in nodes], plugins, [raw[p] for p in plugins], [normalized[p] for p in plugins],
+                      totals)
