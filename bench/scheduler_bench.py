@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import platform
 import re
 import signal
@@ -198,6 +199,7 @@ async def decision_cost(api: Any, samples: int = 50) -> dict[str, Any]:
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="scheduler-bench-") as tmp:
         proc, url, kubeconfig = start_lab(Path(tmp), args.nodes, args.scenario_pods)
         try:
@@ -221,7 +223,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             proc.wait(timeout=30)
     med = {kind: statistics.median(r["per_second"] for r in rs) for kind, rs in runs.items()}
     return {"when": datetime.now(UTC).isoformat(timespec="seconds"), "python": platform.python_version(),
-            "machine": {"cpus": __import__("os").cpu_count(), "platform": platform.platform()},
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                        "loadavg_before": list(load_before), "loadavg_after": list(os.getloadavg())},
             "config": {"nodes": args.nodes, "scenario_pods": args.scenario_pods, "pods_per_run": args.pods,
                        "repeats": args.repeats, "in_flight": IN_FLIGHT},
             "decision_cost": cost, "runs": runs, "median_pods_per_second": med,
@@ -238,7 +241,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"{cost['bound_pods']} bound pods; lab in its own process, its scheduler and kubelets off). "
         f"{cfg['pods_per_run']} pending pods per run, {cfg['in_flight']} Bindings in flight, median of "
         f"{cfg['repeats']} runs each, the three kinds alternating; Python {result['python']}, "
-        f"{result['machine']['cpus']} cores.",
+        f"{result['machine']['cpus']} cores shared with other work (1-minute load average "
+        f"{result['machine']['loadavg_before'][0]:.1f} before, {result['machine']['loadavg_after'][0]:.1f} after).",
         "",
         "| | pods bound per second (median) | of the bound |",
         "|---|---:|---:|",

@@ -44,7 +44,9 @@ def _merged(terms: Sequence[WeightedAffinityTerm], snapshot: Snapshot) -> tuple[
     if not terms:
         return ()
     namespaces = snapshot.namespaces
-    known = sorted({p.namespace for n in snapshot for p in n.pods.values()}) if namespaces is None else []
+    known: list[str] = []
+    if namespaces is None and any(t.term.namespace_selector.everything for t in terms):
+        known = sorted({ns for n in snapshot for ns in n.pod_namespaces})
     merged = _merge_namespaces([t.term for t in terms], namespaces, known)
     return tuple(WeightedAffinityTerm(term, t.weight) for term, t in zip(merged, terms, strict=True))
 
@@ -76,8 +78,8 @@ def inter_pod_affinity_prescore(pod: PodInfo, snapshot: Snapshot,
     scores: TopologyScore = {}
     for node in nodes:
         node_labels = node.labels
-        if not node_labels:
-            continue
+        if not node_labels or (not node.affinity_pods and wanted.isdisjoint(node.pod_namespaces)):
+            continue  # nothing on this node can add to a pair
         for other in node.pods.values():
             if other.namespace in wanted:
                 for term_namespaces, selector, key, weight in incoming:
