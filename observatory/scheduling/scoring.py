@@ -96,17 +96,26 @@ class NodeScores(Mapping[str, NodeScore]):
     the totals and a few nodes). ``plugins``, ``raw`` and ``normalized`` (one column per plugin), ``totals`` (one
     per node)."""
 
-    __slots__ = ("_index", "names", "normalized", "plugins", "raw", "totals")
+    __slots__ = ("_index", "_lookups", "names", "normalized", "plugins", "raw", "totals")
 
     def __init__(self, names: Sequence[str], plugins: tuple[str, ...], raw: Sequence[Sequence[int]],
                  normalized: Sequence[Sequence[int]], totals: Sequence[int]) -> None:
         self.names, self.plugins, self.raw, self.normalized, self.totals = names, plugins, raw, normalized, totals
         self._index: dict[str, int] | None = None
+        self._lookups = 0
 
     def __getitem__(self, name: str) -> NodeScore:
-        if self._index is None:
-            self._index = {n: i for i, n in enumerate(self.names)}
-        i = self._index[name]
+        if self._index is None:  # a few lookups scan the names; from the ninth on, an index
+            self._lookups += 1
+            if self._lookups > 8:
+                self._index = {n: k for k, n in enumerate(self.names)}
+        if self._index is not None:
+            i = self._index[name]
+        else:
+            try:
+                i = self.names.index(name)
+            except ValueError:
+                raise KeyError(name) from None
         return NodeScore(name, self.plugins, tuple(c[i] for c in self.raw), tuple(c[i] for c in self.normalized),
                          self.totals[i])
 

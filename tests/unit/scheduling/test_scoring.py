@@ -126,3 +126,13 @@ def test_spreading_with_a_snapshot():
         snapshot.assume(p, decision.node)
         placed.append(decision.node)
     assert placed == ["a", "b", "a", "b"]
+
+
+def test_scores_are_a_mapping_built_on_lookup():
+    nodes = [node(f"n{i:02d}") for i in range(12)]
+    scores = schedule_one(pod(requests={"cpu": "1"}), nodes).scores
+    assert list(scores) == [f"n{i:02d}" for i in range(12)] and len(scores) == 12
+    assert "nope" not in scores and scores.get("nope") is None
+    by_lookup = {name: scores[name].total for name in scores}  # more than eight lookups: through an index
+    assert by_lookup == scores.total_by_node() and len(set(by_lookup.values())) == 1
+    assert dict(scores.items())["n03"] == scores["n03"]
