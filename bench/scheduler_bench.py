@@ -51,7 +51,7 @@ from observatory.kube.reflector import Reflector
 from observatory.model.deltas import Relisted, Upserted
 from observatory.scheduler.loop import Scheduler
 from observatory.scheduler.options import SchedulerOptions, field_selector
-from observatory.scheduling import NodeSampler, PodInfo, Snapshot, schedule_one
+from observatory.scheduling import PodInfo, Snapshot, schedule_one
 
 RESULTS = Path(__file__).parent / "results"
 NAME = "my-scheduler"
@@ -179,6 +179,8 @@ async def decision_cost(api: Any, samples: int = 50) -> dict[str, Any]:
     """Milliseconds per ``schedule_one`` over the lab's nodes and bound pods (parsed once into a Snapshot), for a
     plain pod and one with a preferred anti-affinity term: sampled as the scheduler does (``percentageOfNodesToScore``,
     round robin, no resource tables) and over every node."""
+    from observatory.scheduling import NodeSampler  # imported here: a --baseline-tree child may predate it
+
     nodes, _ = await list_all(api, "/api/v1/nodes")
     pods, _ = await list_all(api, "/api/v1/pods", field_selector="spec.nodeName!=")
     snapshot = Snapshot(nodes, pods)
@@ -189,14 +191,37 @@ async def decision_cost(api: Any, samples: int = 50) -> dict[str, Any]:
         pod = PodInfo.from_pod(body)
         for mode in ("sampled", "every_node"):
             sampler = NodeSampler() if mode == "sampled" else None
-            times = []
+            times, cpu = [], []
             for _ in range(samples):
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 schedule_one(pod, snapshot, sampler=sampler, resource_tables=sampler is None)
                 times.append((time.perf_counter() - start) * 1000)
+                cpu.append((time.process_time() - cpu_start) * 1000)
             out[f"{label}_{mode}_ms"] = statistics.median(times)
+            out[f"{label}_{mode}_cpu_ms"] = statistics.median(cpu)
     out["nodes_to_find"] = NodeSampler().num_to_find(len(nodes))
     return out
+
+
+async def run_baseline(tree: Path, url: str, kubeconfig: str, namespace: str, count: int) -> dict[str, Any]:
+    """The ``scheduler`` run with the ``observatory`` package of another source ``tree``, in a child process (this
+    file run with ``PYTHONPATH=tree``), against the same lab: the same pods, the same measure."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(Path(__file__).resolve()), "--child", url, kubeconfig, namespace, str(count),
+        env={**os.environ, "PYTHONPATH": str(tree)}, cwd=str(tree), stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    out, err = await proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"the baseline run failed: {err.decode()[-2000:]}")
+    return dict(json.loads(out.decode().strip().splitlines()[-1]))
+
+
+async def child(url: str, kubeconfig: str, namespace: str, count: int) -> None:
+    connection = await connect(kubeconfig)
+    try:
+        print(json.dumps(await run_scheduler(connection.api, namespace, count)), flush=True)
+    finally:
+        await connection.close()
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -205,15 +230,19 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         proc, url, kubeconfig = start_lab(Path(tmp), args.nodes, args.scenario_pods)
         try:
             connection = await connect(kubeconfig)
-            runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in args.kinds}
+            kinds = [*args.kinds, *(["baseline"] if args.baseline_tree else [])]
+            runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
             try:
                 cost = await decision_cost(connection.api)
                 for r in range(args.repeats):
-                    for kind in args.kinds:
+                    for kind in kinds:
                         namespace = f"bench-{kind.replace('_', '-')}-{r}"
                         await create_pods(url, namespace, args.pods, affinity=kind == "scheduler_affinity")
-                        runner = run_plain if kind == "plain" else run_scheduler
-                        result = await runner(connection.api, namespace, args.pods)
+                        if kind == "baseline":
+                            result = await run_baseline(args.baseline_tree, url, kubeconfig, namespace, args.pods)
+                        else:
+                            runner = run_plain if kind == "plain" else run_scheduler
+                            result = await runner(connection.api, namespace, args.pods)
                         runs[kind].append(result)
                         print(f"{kind:18} run {r + 1}: {result['per_second']:.1f} pods/s "
                               f"({result['pods']} pods in {result['seconds']:.2f} s)", flush=True)
@@ -228,7 +257,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                         "loadavg_before": list(load_before), "loadavg_after": list(os.getloadavg())},
             "config": {"nodes": args.nodes, "scenario_pods": args.scenario_pods, "pods_per_run": args.pods,
-                       "repeats": args.repeats, "in_flight": IN_FLIGHT},
+                       "repeats": args.repeats, "in_flight": IN_FLIGHT,
+                       "baseline": args.baseline_label or (str(args.baseline_tree) if args.baseline_tree else None)},
             "decision_cost": cost, "runs": runs, "median_pods_per_second": med,
             "median_pods_per_cpu_second": med_cpu,
             "ratio": med.get("scheduler", 0) / med.get("plain", 1),
@@ -245,7 +275,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"filtering, on the lab's `scale:nodes={cfg['nodes']},pods={cfg['scenario_pods']}` ({cost['nodes']} nodes, "
         f"{cost['bound_pods']} bound pods; lab in its own process, its scheduler and kubelets off). "
         f"{cfg['pods_per_run']} pending pods per run, {cfg['in_flight']} Bindings in flight, median of "
-        f"{cfg['repeats']} runs each, the three kinds alternating; Python {result['python']}, "
+        f"{cfg['repeats']} runs each, every kind alternating; Python {result['python']}, "
         f"{result['machine']['cpus']} cores shared with other work (1-minute load average "
         f"{result['machine']['loadavg_before'][0]:.1f} before, {result['machine']['loadavg_after'][0]:.1f} after).",
         "",
@@ -256,6 +286,11 @@ def markdown(result: dict[str, Any]) -> str:
         f"| `observatory schedule`, pods with a preferred pod anti-affinity term | {med['scheduler_affinity']:.1f} | "
         f"{result['ratio_affinity'] * 100:.1f} % | {cpu['scheduler_affinity']:.1f} |",
         f"| plain loop (Binding only: the API round-trip bound) | {med['plain']:.1f} | 100 % | {cpu['plain']:.1f} |",
+        *([f"| baseline ({cfg['baseline']}), pods without inter-pod terms | {med['baseline']:.1f} | "
+           f"{med['baseline'] / med['plain'] * 100:.1f} % | {cpu['baseline']:.1f} |", "",
+           f"Against the baseline, run alternately under the same load: {med['scheduler'] / med['baseline']:.2f}x the "
+           f"pods per second, {cpu['scheduler'] / cpu['baseline']:.2f}x the pods per CPU-second."]
+          if "baseline" in med else []),
         "",
         "Pods per CPU-second divides the pods by the CPU time this process used over the same window "
         "(`time.process_time`): what the scheduler would reach with a core to itself, while the lab keeps up.",
@@ -264,9 +299,11 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "| pod | sampled as the scheduler does | every node, as the explanations |",
         "|---|---:|---:|",
-        f"| without inter-pod terms | {cost['plain_sampled_ms']:.2f} ms | {cost['plain_every_node_ms']:.2f} ms |",
-        f"| preferred pod anti-affinity | {cost['affinity_sampled_ms']:.2f} ms | "
-        f"{cost['affinity_every_node_ms']:.2f} ms |",
+        f"| without inter-pod terms | {cost['plain_sampled_ms']:.2f} ms ({cost['plain_sampled_cpu_ms']:.2f} ms CPU) | "
+        f"{cost['plain_every_node_ms']:.2f} ms ({cost['plain_every_node_cpu_ms']:.2f} ms CPU) |",
+        f"| preferred pod anti-affinity | {cost['affinity_sampled_ms']:.2f} ms "
+        f"({cost['affinity_sampled_cpu_ms']:.2f} ms CPU) | {cost['affinity_every_node_ms']:.2f} ms "
+        f"({cost['affinity_every_node_cpu_ms']:.2f} ms CPU) |",
         "",
         f"Sampled: PreFilter, then Filter from the round-robin start until {cost['nodes_to_find']} nodes fit "
         "(`percentageOfNodesToScore` adaptive, as kube-scheduler), then the score plugins over those. The rest of "
@@ -284,7 +321,15 @@ def main() -> None:
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS),
                         help="which runs to make (default all three; the Markdown needs all three)")
+    parser.add_argument("--baseline-tree", type=Path, default=None, metavar="DIR",
+                        help="also run the plain pods' scheduler from another source tree (e.g. a checkout of the "
+                        "previous commit), alternating with the others, for a ratio under the same load")
+    parser.add_argument("--baseline-label", default="", help="what to call the baseline tree in the results")
+    parser.add_argument("--child", nargs=4, metavar=("URL", "KUBECONFIG", "NS", "COUNT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        asyncio.run(child(args.child[0], args.child[1], args.child[2], int(args.child[3])))
+        return
     result = asyncio.run(main_async(args))
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "scheduler.json").write_text(json.dumps(result, indent=2) + "\n")
