@@ -66,7 +66,9 @@ class EmbeddedLab(LabServer):
         return SchedulerOptions(names[0], profiles=tuple(names[1:]), leader_elect=True,
                                 lease_namespace=LEASE_NAMESPACE, lease_name=LEASE_NAME,
                                 hostname=scheduler_host(self.registry), bind_delay=self.settings.bind_delay,
-                                bind_concurrency=LAB_BIND_CONCURRENCY)
+                                bind_concurrency=LAB_BIND_CONCURRENCY,
+                                percentage_of_nodes_to_score=self.settings.percentage_of_nodes_to_score,
+                                profile_percentages=tuple(self.settings.profile_percentage_of_nodes_to_score.items()))
 
     async def start(self) -> None:
         """Start the API server and its simulated components, then the default-scheduler. Raises LabError."""

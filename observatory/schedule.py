@@ -60,6 +60,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="seconds the leader keeps trying to renew before giving up leadership (default 10)")
     p.add_argument("--retry-period", type=float, default=2.0, metavar="S",
                    help="seconds between acquire and renew attempts (default 2)")
+    p.add_argument("--percentage-of-nodes-to-score", type=int, default=0, metavar="P",
+                   help="percentageOfNodesToScore: stop filtering once P %% of the nodes are feasible (0, the "
+                   "default: adaptive, 50 %% minus 1 %% per 125 nodes, at least 5 %%; never fewer than 100 nodes)")
     p.add_argument("-o", "--output", choices=("text", "json"), default="text",
                    help="text: one line per decision (default); json: one JSON object per line")
     p.add_argument("-n", "--namespace", metavar="NS", default=argparse.SUPPRESS,
@@ -75,7 +78,7 @@ def options_from(args: argparse.Namespace) -> SchedulerOptions:
         scheduler_name=args.scheduler_name, policy=args.policy, dry_run=args.dry_run,
         leader_elect=args.leader_elect, seed=args.seed, lease_namespace=args.lease_namespace,
         lease_name=args.lease_name, lease_duration=args.lease_duration, renew_deadline=args.renew_deadline,
-        retry_period=args.retry_period)
+        retry_period=args.retry_period, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score)
     options.validate()
     return options
 

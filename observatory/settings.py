@@ -53,6 +53,12 @@ class LabSettings(BaseModel):
     bind_delay: float = Field(0.2, ge=0)
     """Seconds the simulated scheduler waits before binding, so watchers see the Pending frame first."""
 
+    percentage_of_nodes_to_score: int = Field(0, ge=0, le=100)
+    """The simulated scheduler's global ``percentageOfNodesToScore`` (0: adaptive, kube-scheduler's default)."""
+
+    profile_percentage_of_nodes_to_score: dict[str, int] = {}
+    """Per-profile ``percentageOfNodesToScore`` by schedulerName, e.g. ``{"batch-scheduler": 10}``."""
+
     kubelet: bool = True
     """Run the simulated kubelets."""
 

@@ -19,12 +19,16 @@ What :meth:`Scheduler.decisions` runs, over one kubernetes-asyncio ApiClient (ev
    (``spec.schedulingGates``) are held out, as the SchedulingGates PreEnqueue plugin does; a pod being deleted
    when its turn comes gets upstream's ``skip schedule deleting pod: NS/NAME`` FailedScheduling event.
 3. A scheduling cycle runs the one framework (:func:`observatory.scheduling.schedule_one` over a
-   :class:`~observatory.scheduling.Snapshot` kept up to date from the watches) and the ``--policy``
-   (:mod:`.policies`). The chosen pod is *assumed* on its node at once, so the next cycle counts it; an update of an
-   assumed pod (a label, a controller's patch) does not queue it again (``updatePodInSchedulingQueue`` in
-   ``eventhandlers.go`` returns for an assumed pod), so it is never decided twice. Cycles are
-   numbered from 1 in the order pods leave the queue; each decision carries its cycle's number and start time
-   (``SchedulingDecision.cycle``/``started``), since a refusal is known at once and a Binding only when answered.
+   :class:`~observatory.scheduling.Snapshot` kept up to date from the watches, filtering from a round-robin start
+   until ``percentageOfNodesToScore`` worth of nodes are feasible, :mod:`observatory.scheduling.sampling`) and the
+   ``--policy`` (:mod:`.policies`). The Services, controllers and workloads PodTopologySpread's system default
+   constraints read are not watched (the lab does not serve those kinds yet): ``cache.snapshot.spread_selectors``
+   stays empty, so pods without constraints get no default spreading. The chosen pod is *assumed* on its node at
+   once, so the next cycle counts it; an update of an assumed pod (a label, a controller's patch) does not queue it
+   again (``updatePodInSchedulingQueue`` in ``eventhandlers.go`` returns for an assumed pod), so it is never
+   decided twice. Cycles are numbered from 1 in the order pods leave the queue; each decision carries its cycle's
+   number and start time (``SchedulingDecision.cycle``/``started``), since a refusal is known at once and a
+   Binding only when answered.
 4. The binding cycle runs concurrently (up to ``bind_concurrency`` Bindings in flight), ``bind_delay`` seconds
    after the decision: ``POST /api/v1/namespaces/{ns}/pods/{name}/binding``
    (:func:`observatory.kube.binding.post_binding`). 2xx: a Normal ``Scheduled`` event ``Successfully assigned
@@ -135,6 +139,9 @@ class Scheduler:
                                          renew_deadline=options.renew_deadline, retry_period=options.retry_period,
                                          log=self.log)
         self.rng = random.Random(options.seed)
+        self.sampler = scheduling.NodeSampler(options.percentage_of_nodes_to_score,
+                                              dict(options.profile_percentages))
+        """``percentageOfNodesToScore`` and ``nextStartNodeIndex``, shared by every profile as upstream's."""
         self._out: asyncio.Queue[SchedulingDecision | BaseException] = asyncio.Queue()
         self._wake = asyncio.Event()
         self._synced: set[str] = set()
@@ -427,7 +434,8 @@ class Scheduler:
         nominated_node = self.nominator.node_of(key, pod)
         snapshot = self.cache.snapshot
         with counting_nominated(snapshot, info, self.nominator.nominated(self.unbound, self.cache.assumed)):
-            decision = scheduling.schedule_one(info, snapshot)
+            decision = scheduling.schedule_one(info, snapshot, sampler=self.sampler, profile=self.profile(pod),
+                                               resource_tables=False)
             preemption = None
             if decision.node is None and decision.verdicts and not decision.error:
                 nodes = {n.name: n for n in snapshot}

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from observatory.scheduler.policies import DEFAULT_POLICY, POLICIES
+from observatory.scheduling.sampling import check_percentage
 
 __all__ = ["JITTER_FACTOR", "SchedulerOptions", "check_timings", "escape_selector_value", "field_selector"]
 
@@ -52,7 +53,9 @@ class SchedulerOptions:
     ``profiles``: further schedulerNames the same instance serves, as kube-scheduler's ``profiles`` do (each writes
     its events as its own reportingController, ``<profile>-<hostname>``). ``bind_delay``: seconds between a decision
     and its Binding POST (the lab's default-scheduler pauses so that watchers see the pod Pending first; 0 for
-    kube-scheduler's behaviour)."""
+    kube-scheduler's behaviour). ``percentage_of_nodes_to_score``: KubeSchedulerConfiguration's global
+    ``percentageOfNodesToScore`` (0: adaptive, upstream's default); ``profile_percentages``: (schedulerName,
+    percent) pairs for profiles that set their own (``profiles[].percentageOfNodesToScore``)."""
 
     scheduler_name: str
     policy: str = DEFAULT_POLICY
@@ -68,6 +71,8 @@ class SchedulerOptions:
     bind_concurrency: int = 16
     profiles: tuple[str, ...] = ()
     bind_delay: float = 0.0
+    percentage_of_nodes_to_score: int = 0
+    profile_percentages: tuple[tuple[str, int], ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -87,6 +92,9 @@ class SchedulerOptions:
             raise ValueError("bind concurrency must be at least 1")
         if not (math.isfinite(self.bind_delay) and self.bind_delay >= 0):
             raise ValueError(f"the bind delay must be a finite number of seconds, at least 0 (got {self.bind_delay})")
+        check_percentage(self.percentage_of_nodes_to_score, "--percentage-of-nodes-to-score")
+        for name, percentage in self.profile_percentages:
+            check_percentage(percentage, f"percentageOfNodesToScore of profile {name!r}")
         for profile in self.profiles:
             if not profile or profile != profile.strip():
                 raise ValueError(f"profile {profile!r} is not a schedulerName: it must be non-empty, without leading "

@@ -19,13 +19,14 @@ default profile); the policy only decides among the nodes that pass every filter
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from observatory.scheduling import Decision, NodeInfo, NodeScore, PodInfo, Snapshot
 from observatory.scheduling.resources import CPU, MEMORY
-from observatory.scheduling.scoring import MAX_NODE_SCORE, SCORE_WEIGHTS
+from observatory.scheduling.scoring import MAX_NODE_SCORE, SCORE_WEIGHTS, NodeScores
 
 __all__ = ["DEFAULT_POLICY", "POLICIES", "Choice", "choose", "most_allocated_score"]
 
@@ -104,8 +105,8 @@ def choose(policy: str, pod: PodInfo, decision: Decision, snapshot: Snapshot,
         scores = decision.scores
         if policy == "most-allocated":
             scores = _with_most_allocated(pod, snapshot, scores)
-        totals = {name: s.total for name, s in scores.items()}
-        top = sorted(totals, key=lambda name: (-totals[name], name))[:PLUGIN_SCORES_KEPT]
+        totals = scores.total_by_node() if isinstance(scores, NodeScores) else {n: s.total for n, s in scores.items()}
+        top = heapq.nsmallest(PLUGIN_SCORES_KEPT, totals, key=lambda name: (-totals[name], name))
         return Choice(top[0], totals, {name: scores[name].by_plugin for name in top})
     if policy == "spread":
         counts = {name: -len(info.pods) for name in feasible if (info := snapshot.get(name)) is not None}

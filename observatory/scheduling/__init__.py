@@ -19,7 +19,8 @@ units), :mod:`.pods` (priority, responsibility), :mod:`.taints`, :mod:`.nodeaffi
 (VolumeRestrictions, VolumeBinding, VolumeZone: :mod:`.volumerestrictions`, :mod:`.volumebinding`,
 :mod:`.volumezone`), :mod:`.podtopologyspread` and :mod:`.interpodaffinity` (their PreFilter state, :mod:`.cycle`),
 :mod:`.filters` (the Filter plugins), :mod:`.scoring`, :mod:`.preemption` (dry run), :mod:`.queue` (the scheduling
-queue), :mod:`.messages` (FitError text), :mod:`.framework` (one cycle).
+queue), :mod:`.messages` (FitError text), :mod:`.sampling`
+(percentageOfNodesToScore), :mod:`.framework` (one cycle).
 
 Units everywhere: cpu in millicores, memory and ephemeral-storage in bytes, pods a count, other resources
 ``Quantity.Value()``.
@@ -33,6 +34,7 @@ from .pods import DEFAULT_SCHEDULER_NAME, not_responsible_reason, pod_key, pod_p
 from .preemption import PreemptionVerdict, preemption_verdicts
 from .quantity import InvalidQuantity
 from .resources import compute_pod_resources, pod_requests
+from .sampling import NodeSampler, num_feasible_nodes_to_find
 from .scoring import MAX_NODE_SCORE, SCORE_WEIGHTS, NodeScore
 from .verdicts import (
     SUCCESS,
@@ -61,6 +63,7 @@ __all__ = [
     "InvalidQuantity",
     "NodeInfo",
     "NodeNameMismatch",
+    "NodeSampler",
     "NodeScore",
     "NodeVerdict",
     "PodInfo",
@@ -74,6 +77,7 @@ __all__ = [
     "fit_error_message",
     "lowest_name",
     "not_responsible_reason",
+    "num_feasible_nodes_to_find",
     "pod_key",
     "pod_priority",
     "pod_requests",

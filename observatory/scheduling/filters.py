@@ -104,11 +104,11 @@ def _affinity_mismatch(pod: PodInfo, node: NodeInfo) -> AffinityMismatch | None:
     return AffinityMismatch(misses, unmatched, errors)
 
 
-def run_filters(pod: PodInfo, node: NodeInfo, cycle: CycleState | None = None) -> NodeVerdict:
+def run_filters(pod: PodInfo, node: NodeInfo, cycle: CycleState | None = None, *, tables: bool = True) -> NodeVerdict:
     """Run the filters on one node, stopping at the first that rejects it (``RunFilterPlugins``). ``cycle`` holds
     the PreFilter states of the volume plugins, PodTopologySpread and InterPodAffinity for this cycle (None: all
-    skip)."""
-    table = resource_table(pod, node)
+    skip). ``tables=False`` leaves the verdict's resource table empty (a scheduling cycle needs only the reasons)."""
+    table = resource_table(pod, node) if tables else ()
     errors = node.errors
     if node.unschedulable and not tolerates(pod.tolerations, _UNSCHEDULABLE_TAINT):
         return NodeVerdict(node.name, NODE_UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_UNSCHEDULABLE,),

@@ -8,10 +8,12 @@ Reproduces the shape of ``pkg/scheduler/schedule_one.go`` in kube-scheduler v1.3
 * NodeAffinity's PreFilter: required terms that all name nodes with ``matchFields metadata.name In`` restrict the
   cycle to those nodes; the others get ``node(s) didn't satisfy plugin(s) [NodeAffinity]``; terms naming disjoint
   node sets reject the pod outright with ``pod affinity terms conflict``;
-* every remaining node is filtered (upstream samples only a percentage of nodes in clusters over 100 nodes; this
-  evaluates all of them, so the chosen node can differ there);
+* the nodes are filtered in order; with a :class:`~.sampling.NodeSampler` (the scheduler's cycles), from its
+  round-robin start and only until ``percentageOfNodesToScore`` worth of nodes are feasible, as upstream
+  (:mod:`.sampling`); without one (:func:`filter_nodes`, the explanations) every node is filtered;
 * no feasible node: the FitError message, with the preemption dry run as PostFilter;
-* feasible nodes are scored (see :mod:`.scoring`) and the highest total wins. Upstream breaks ties at random
+* feasible nodes are scored (see :mod:`.scoring`: PreScore, Score, NormalizeScore, weights) and the highest total
+  wins. Upstream breaks ties at random
   (reservoir sampling in ``selectHost``); here a ``tie_breaker`` picks among the tied names, given in node order.
   The default, :func:`lowest_name`, takes the smallest name, so results are reproducible; use
   :func:`seeded_tie_breaker` for upstream-like random choice with a seed.
@@ -29,12 +31,13 @@ from .filters import NODE_AFFINITY, resource_table, run_filters
 from .interpodaffinity import INTER_POD_AFFINITY
 from .interpodaffinity import prefilter as inter_pod_affinity_prefilter
 from .messages import NO_NODES_AVAILABLE, fit_error_message, postfilter_message
-from .nodeinfo import PodInfo, Snapshot
+from .nodeinfo import NodeInfo, PodInfo, Snapshot
 from .podtopologyspread import POD_TOPOLOGY_SPREAD
 from .podtopologyspread import prefilter as pod_topology_spread_prefilter
 from .preemption import PreemptionVerdict, preemption_verdicts
+from .sampling import NodeSampler
 from .scoring import NodeScore, score_nodes
-from .verdicts import UNSCHEDULABLE_AND_UNRESOLVABLE, NodeVerdict
+from .verdicts import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE, NodeVerdict
 from .volumeplugins import DRA_POSTFILTER_STATE_NOT_FOUND, VOLUME_PLUGINS
 from .volumeplugins import prefilter as volume_prefilter
 
@@ -63,7 +66,8 @@ class Decision:
     """The outcome of :func:`schedule_one`.
 
     ``pod``: ``namespace/name``. ``node``: the chosen node, or None. ``verdicts``: node name -> NodeVerdict for
-    every node, in node order. ``scores``: node name -> NodeScore for the feasible nodes (empty when none).
+    every node filtered, in the order filtered (every node, in node order, unless a sampler stopped early).
+    ``scores``: node name -> NodeScore for the feasible nodes (empty when none).
     ``message``: when ``node`` is None, the text upstream puts in the FailedScheduling event and the PodScheduled
     condition (a FitError, ``no nodes available to schedule pods``, or the error). ``preemption``: the dry run's
     verdict per node when no node fitted (None when it did not run, or the pod may not preempt). ``error``: set
@@ -136,19 +140,39 @@ def _prefilter(pod: PodInfo, snapshot: Snapshot) -> tuple[CycleState | None, tup
     return CycleState(spread, affinity, volumes), None
 
 
-def _filter(pod: PodInfo, snapshot: Snapshot) -> tuple[dict[str, NodeVerdict], str | None, CycleState | None]:
+def _filter(pod: PodInfo, snapshot: Snapshot, sampler: NodeSampler | None = None, profile: str | None = None,
+            tables: bool = True) -> tuple[dict[str, NodeVerdict], str | None, CycleState | None]:
+    """PreFilter, then Filter node by node (``findNodesThatFitPod``). With ``sampler``, from its start index and
+    until enough nodes are feasible (``findNodesThatPassFilters``); the verdicts are then those of the nodes
+    filtered, in the order filtered."""
     cycle, rejected = _prefilter(pod, snapshot)
     if rejected is not None:
         return rejected[0], rejected[1], None
     names = pod.affinity.node_names
     verdicts = {}
-    for info in snapshot:
+    nodes: list[NodeInfo] | Snapshot = snapshot
+    limit = len(snapshot)
+    if sampler is not None and limit:
+        limit = sampler.num_to_find(len(snapshot), profile)
+        order = list(snapshot)
+        start = sampler.next_start % len(order)
+        nodes = order[start:] + order[:start] if start else order
+    found = processed = 0
+    for info in nodes:
         if names is not None and info.name not in names:
             verdicts[info.name] = NodeVerdict(
                 info.name, NODE_AFFINITY, UNSCHEDULABLE_AND_UNRESOLVABLE,
-                (f"node(s) didn't satisfy plugin(s) [{NODE_AFFINITY}]",), (), resource_table(pod, info), info.errors)
-        else:
-            verdicts[info.name] = run_filters(pod, info, cycle)
+                (f"node(s) didn't satisfy plugin(s) [{NODE_AFFINITY}]",), (),
+                resource_table(pod, info) if tables else (), info.errors)
+            continue
+        verdict = verdicts[info.name] = run_filters(pod, info, cycle, tables=tables)
+        processed += 1
+        if verdict.code == SUCCESS:
+            found += 1
+            if found >= limit:
+                break
+    if sampler is not None:
+        sampler.advance(processed, len(snapshot))
     return verdicts, None, cycle
 
 
@@ -170,17 +194,21 @@ def filter_nodes(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Ma
 
 def schedule_one(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Mapping[str, Any]],
                  pods: Iterable[Mapping[str, Any]] = (), *, tie_breaker: TieBreaker | None = None,
-                 dra_fragment: bool = True) -> Decision:
+                 dra_fragment: bool = True, sampler: NodeSampler | None = None, profile: str | None = None,
+                 resource_tables: bool = True) -> Decision:
     """Run one scheduling cycle for ``pod`` and return the :class:`Decision`; nothing is bound or evicted.
 
     ``nodes``/``pods`` as for :func:`filter_nodes`. To place many pods, keep one :class:`Snapshot` and call
     ``snapshot.assume(pod, decision.node)`` after each success. ``dra_fragment=False`` leaves
-    ``no new claims to deallocate, `` out of FitError messages (clusters without DRA)."""
+    ``no new claims to deallocate, `` out of FitError messages (clusters without DRA). ``sampler``: filter only
+    ``percentageOfNodesToScore`` worth of feasible nodes from its round-robin start (``profile``: the
+    schedulerName whose percentage applies), and move the start on; None filters every node.
+    ``resource_tables=False`` leaves the verdicts' resource tables empty (the scheduler loop needs only reasons)."""
     info = pod if isinstance(pod, PodInfo) else PodInfo.from_pod(pod)
     snapshot = _snapshot(nodes, pods)
     if len(snapshot) == 0:
         return Decision(info.key, None, {}, {}, NO_NODES_AVAILABLE)
-    verdicts, prefilter_message, cycle = _filter(info, snapshot)
+    verdicts, prefilter_message, cycle = _filter(info, snapshot, sampler, profile, resource_tables)
     if info.resources.errors:
         error = "; ".join(info.resources.errors)
         return Decision(info.key, None, verdicts, {}, error, error=error)
@@ -196,8 +224,8 @@ def schedule_one(pod: Mapping[str, Any] | PodInfo, nodes: Snapshot | Iterable[Ma
         message = fit_error_message(len(snapshot), verdicts, prefilter_message=prefilter_message,
                                     postfilter_message=post)
         return Decision(info.key, None, verdicts, {}, message, preemption, cycle=cycle)
-    scores = score_nodes(info, feasible)
-    best = max(s.total for s in scores.values())
-    tied = [name for name, s in scores.items() if s.total == best]
+    scores = score_nodes(info, feasible, snapshot)
+    best = max(scores.totals)
+    tied = [name for name, total in zip(scores.names, scores.totals, strict=True) if total == best]
     chosen = tied[0] if len(tied) == 1 else (tie_breaker or lowest_name)(tied)
     return Decision(info.key, chosen, verdicts, scores, None)

@@ -3,7 +3,8 @@
 Reproduces ``pkg/scheduler/framework/plugins/interpodaffinity/filtering.go`` of kube-scheduler v1.34 and the
 terms as ``framework.NewPodInfo`` builds them (``pkg/scheduler/framework/types.go``):
 
-* **Terms.** Only ``requiredDuringSchedulingIgnoredDuringExecution`` terms filter. A term's namespaces are its
+* **Terms.** Only ``requiredDuringSchedulingIgnoredDuringExecution`` terms filter (the preferred ones score, in
+  :mod:`.interpodaffinity_scoring`). A term's namespaces are its
   ``namespaces`` list, or the pod's own namespace when the list is empty and there is no ``namespaceSelector``
   (``getNamespacesFromPodAffinityTerm``); its ``namespaceSelector`` (absent: nothing, ``{}``: every namespace) and
   ``labelSelector`` (absent: nothing) are compiled as ``LabelSelectorAsSelector`` does. A term matches a pod when
@@ -35,7 +36,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._json import listed
 from .labelselector import NOTHING, LabelSelector, compile_label_selector
@@ -46,7 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ERR_AFFINITY_RULES", "ERR_ANTI_AFFINITY_RULES", "ERR_EXISTING_ANTI_AFFINITY_RULES", "INTER_POD_AFFINITY",
-    "AffinityTerm", "PodAffinityConflict", "PodAffinityState", "parse_terms", "prefilter",
+    "AffinityTerm", "PodAffinityConflict", "PodAffinityState", "WeightedAffinityTerm", "parse_terms",
+    "parse_weighted_terms", "prefilter",
 ]
 
 INTER_POD_AFFINITY = "InterPodAffinity"
@@ -75,6 +77,26 @@ class AffinityTerm:
         return f"{self.selector.describe()} by {self.topology_key}"
 
 
+class WeightedAffinityTerm(NamedTuple):
+    """One preferred term (``fwk.WeightedAffinityTerm``): the compiled term and its weight."""
+
+    term: AffinityTerm
+    weight: int
+
+
+def _compile_term(namespace: str, raw: Mapping[str, Any], errors: list[str]) -> AffinityTerm:
+    """One ``PodAffinityTerm`` (``newAffinityTerm``): its namespaces, or the pod's own when neither a list nor a
+    namespace selector is given; malformed selectors are appended to ``errors``."""
+    names = [str(n) for n in listed(raw.get("namespaces"))]
+    ns_raw = raw.get("namespaceSelector")
+    if not names and ns_raw is None:
+        names = [namespace]
+    ns_selector = compile_label_selector(ns_raw) if ns_raw is not None else NOTHING
+    selector = compile_label_selector(raw.get("labelSelector"))
+    errors += [e for e in (ns_selector.error, selector.error) if e]
+    return AffinityTerm(frozenset(names), ns_selector, selector, str(raw.get("topologyKey") or ""))
+
+
 def parse_terms(namespace: str, pod_affinity: Any, field: str = "podAffinity") -> tuple[tuple[AffinityTerm, ...],
                                                                                        tuple[str, ...]]:
     """The required terms of ``spec.affinity.<field>`` (``podAffinity`` or ``podAntiAffinity``) of a pod in
@@ -84,18 +106,33 @@ def parse_terms(namespace: str, pod_affinity: Any, field: str = "podAffinity") -
     section = pod_affinity.get(field)
     if not isinstance(section, Mapping):
         return (), ()
-    terms, errors = [], []
+    terms: list[AffinityTerm] = []
+    errors: list[str] = []
     for raw in listed(section.get("requiredDuringSchedulingIgnoredDuringExecution")):
-        if not isinstance(raw, Mapping):
+        if isinstance(raw, Mapping):
+            terms.append(_compile_term(namespace, raw, errors))
+    return tuple(terms), tuple(errors)
+
+
+def parse_weighted_terms(namespace: str, pod_affinity: Any, field: str = "podAffinity") -> tuple[
+        tuple[WeightedAffinityTerm, ...], tuple[str, ...]]:
+    """The ``preferredDuringSchedulingIgnoredDuringExecution`` terms of ``spec.affinity.<field>``
+    (``getWeightedAffinityTerms``): each ``podAffinityTerm`` compiled as a required one, with its ``weight``
+    (1-100 by validation; a missing weight counts 0). Also the errors of malformed selectors."""
+    if not isinstance(pod_affinity, Mapping):
+        return (), ()
+    section = pod_affinity.get(field)
+    if not isinstance(section, Mapping):
+        return (), ()
+    terms: list[WeightedAffinityTerm] = []
+    errors: list[str] = []
+    for raw in listed(section.get("preferredDuringSchedulingIgnoredDuringExecution")):
+        term = raw.get("podAffinityTerm") if isinstance(raw, Mapping) else None
+        if not isinstance(term, Mapping):
             continue
-        names = [str(n) for n in listed(raw.get("namespaces"))]
-        ns_raw = raw.get("namespaceSelector")
-        if not names and ns_raw is None:
-            names = [namespace]
-        ns_selector = compile_label_selector(ns_raw) if ns_raw is not None else NOTHING
-        selector = compile_label_selector(raw.get("labelSelector"))
-        errors += [e for e in (ns_selector.error, selector.error) if e]
-        terms.append(AffinityTerm(frozenset(names), ns_selector, selector, str(raw.get("topologyKey") or "")))
+        weight = raw.get("weight")
+        weight = weight if isinstance(weight, int) and not isinstance(weight, bool) else 0
+        terms.append(WeightedAffinityTerm(_compile_term(namespace, term, errors), weight))
     return tuple(terms), tuple(errors)
 
 

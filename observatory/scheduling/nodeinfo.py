@@ -19,11 +19,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._json import listed
-from .interpodaffinity import AffinityTerm, parse_terms
+from .imagelocality import node_images
+from .interpodaffinity import AffinityTerm, WeightedAffinityTerm, parse_terms, parse_weighted_terms
 from .nodeaffinity import PodNodeAffinity, compile_pod_affinity
 from .pods import is_terminal, pod_key, pod_priority
 from .podtopologyspread import SpreadConstraint, parse_constraints
 from .resources import CPU, MEMORY, PODS, PodResources, compute_pod_resources, node_allocatable
+from .spreadselectors import SpreadSelectors, controller_ref
 from .taints import Taint, Toleration, parse_taints, parse_tolerations
 from .volumes import PodVolume, VolumeCatalog, parse_pod_volumes
 
@@ -92,6 +94,14 @@ class PodInfo:
     preempted_by_scheduler: bool = False
     """``status.conditions`` holds ``DisruptionTarget=True`` with reason ``PreemptionByScheduler``: with
     :attr:`deleting`, a preemption victim still terminating (``podTerminatingByPreemption``)."""
+    preferred_affinity: tuple[WeightedAffinityTerm, ...] = ()
+    preferred_anti_affinity: tuple[WeightedAffinityTerm, ...] = ()
+    with_affinity: bool = False
+    """``spec.affinity.podAffinity`` or ``podAntiAffinity`` is set (``PodsWithAffinity``)."""
+    images: tuple[str, ...] = ()
+    """``image`` of each init container, then of each container, as written in the spec (ImageLocality)."""
+    controller: tuple[str, str, str] | None = None
+    """``(apiVersion, kind, name)`` of the ownerReference with ``controller: true`` (system default spreading)."""
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any]) -> PodInfo:
@@ -104,10 +114,16 @@ class PodInfo:
         raw_labels = meta.get("labels") if isinstance(meta, Mapping) else None
         labels = {str(k): str(v) for k, v in raw_labels.items()} if isinstance(raw_labels, Mapping) else {}
         affinity = spec.get("affinity")
-        if isinstance(affinity, Mapping) and ("podAffinity" in affinity or "podAntiAffinity" in affinity):
+        preferred: tuple[WeightedAffinityTerm, ...] = ()
+        preferred_anti: tuple[WeightedAffinityTerm, ...] = ()
+        with_affinity = isinstance(affinity, Mapping) and (affinity.get("podAffinity") is not None
+                                                            or affinity.get("podAntiAffinity") is not None)
+        if with_affinity:
             required, errors = parse_terms(namespace, affinity, "podAffinity")
             anti, anti_errors = parse_terms(namespace, affinity, "podAntiAffinity")
-            errors += anti_errors
+            preferred, preferred_errors = parse_weighted_terms(namespace, affinity, "podAffinity")
+            preferred_anti, preferred_anti_errors = parse_weighted_terms(namespace, affinity, "podAntiAffinity")
+            errors += anti_errors + preferred_errors + preferred_anti_errors
         else:
             required, anti, errors = (), (), ()
         spread, spread_errors = parse_constraints(spec) if spec.get("topologySpreadConstraints") else ((), ())
@@ -122,7 +138,11 @@ class PodInfo:
             affinity_errors=errors, spread_constraints=spread, spread_errors=spread_errors,
             deleting=bool(isinstance(meta, Mapping) and meta.get("deletionTimestamp")),
             volumes=parse_pod_volumes(spec) if spec.get("volumes") else (),
-            preempted_by_scheduler=_preempted_by_scheduler(status))
+            preempted_by_scheduler=_preempted_by_scheduler(status),
+            preferred_affinity=preferred, preferred_anti_affinity=preferred_anti, with_affinity=with_affinity,
+            images=tuple(_str(c.get("image")) for f in ("initContainers", "containers") for c in listed(spec.get(f))
+                         if isinstance(c, Mapping)),
+            controller=controller_ref(meta))
 
     @property
     def identity(self) -> str:
@@ -152,6 +172,12 @@ class NodeInfo:
     bad_pods: int = 0
     anti_affinity_pods: int = 0
     """Pods with required anti-affinity terms (``PodsWithRequiredAntiAffinity``)."""
+    affinity_pods: int = 0
+    """Pods with any pod affinity or anti-affinity (``PodsWithAffinity``)."""
+    images: Mapping[str, int] = field(default_factory=dict)
+    """``status.images``: every name of every image -> its ``sizeBytes`` (``ImageStates``)."""
+    pod_namespaces: Counter[str] = field(default_factory=Counter)
+    """Namespace -> pods of it on this node (lets InterPodAffinity's PreScore pass over a node at once)."""
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
@@ -164,7 +190,7 @@ class NodeInfo:
                    labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {},
                    taints=parse_taints(node),
                    unschedulable=bool(isinstance(spec, Mapping) and spec.get("unschedulable") is True),
-                   allocatable=allocatable, node_errors=errors)
+                   allocatable=allocatable, node_errors=errors, images=node_images(node))
 
     @property
     def allowed_pods(self) -> int:
@@ -187,6 +213,8 @@ class NodeInfo:
         self.nonzero_memory += pod.resources.nonzero_memory
         self.bad_pods += bool(pod.resources.errors)
         self.anti_affinity_pods += bool(pod.required_anti_affinity)
+        self.affinity_pods += pod.with_affinity
+        self.pod_namespaces[pod.namespace] += 1
         for ip, protocol, port in pod.host_ports:
             self.used_ports.setdefault((protocol, port), Counter())[ip] += 1
 
@@ -201,6 +229,11 @@ class NodeInfo:
         self.nonzero_memory -= pod.resources.nonzero_memory
         self.bad_pods -= bool(pod.resources.errors)
         self.anti_affinity_pods -= bool(pod.required_anti_affinity)
+        self.affinity_pods -= pod.with_affinity
+        namespaces = self.pod_namespaces
+        namespaces[pod.namespace] -= 1
+        if namespaces[pod.namespace] <= 0:
+            del namespaces[pod.namespace]
         for ip, protocol, port in pod.host_ports:
             ips = self.used_ports.get((protocol, port))
             if ips is not None:
@@ -221,7 +254,7 @@ class NodeInfo:
         return NodeInfo(self.name, self.labels, self.taints, self.unschedulable, self.allocatable, self.node_errors,
                         dict(self.requested), self.nonzero_cpu, self.nonzero_memory, dict(self.pods),
                         {k: Counter(v) for k, v in self.used_ports.items()}, self.bad_pods,
-                        self.anti_affinity_pods)
+                        self.anti_affinity_pods, self.affinity_pods, self.images, Counter(self.pod_namespaces))
 
     def usage(self) -> dict[str, int]:
         """``requested`` with cpu, memory and the pod count always present, for display."""
@@ -236,11 +269,16 @@ class Snapshot:
     ``namespaces`` (name -> labels) is filled by :meth:`set_namespace` when the caller watches Namespaces; None
     means their labels are unknown (pod affinity terms with a namespace selector then see no labels).
     ``volumes`` is the :class:`~.volumes.VolumeCatalog` of PVCs, PVs and StorageClasses when the caller has one;
-    None means they are unknown (the volume plugins then do not run)."""
+    None means they are unknown (the volume plugins then do not run).
+    ``image_nodes`` counts, per image name, the nodes reporting it in ``status.images`` (ImageLocality's spread).
+    ``spread_selectors`` holds the Services, ReplicationControllers, ReplicaSets and StatefulSets whose selectors
+    PodTopologySpread's system default constraints use (empty unless the caller feeds them)."""
 
     def __init__(self, nodes: Iterable[Mapping[str, Any]] = (), pods: Iterable[Mapping[str, Any]] = ()) -> None:
         self.namespaces: dict[str, dict[str, str]] | None = None
         self.volumes: VolumeCatalog | None = None
+        self.image_nodes: Counter[str] = Counter()
+        self.spread_selectors = SpreadSelectors()
         self._nodes: dict[str, NodeInfo] = {}
         self._where: dict[str, str] = {}  # pod identity -> node name
         self._orphans: dict[str, dict[str, PodInfo]] = {}  # node name -> pods waiting for that node
@@ -270,6 +308,10 @@ class Snapshot:
         info = NodeInfo.from_node(node)
         old = self._nodes.get(info.name)
         waiting = list(old.pods.values()) if old else list(self._orphans.pop(info.name, {}).values())
+        if old is not None and old.images:
+            self.image_nodes.subtract(old.images.keys())
+        if info.images:
+            self.image_nodes.update(info.images.keys())
         self._nodes[info.name] = info
         for pod in waiting:
             info.add(pod)
@@ -292,6 +334,8 @@ class Snapshot:
     def remove_node(self, name: str) -> None:
         """Forget a node; its pods wait, in case the node comes back."""
         info = self._nodes.pop(name, None)
+        if info is not None and info.images:
+            self.image_nodes.subtract(info.images.keys())
         if info is not None and info.pods:
             self._orphans[name] = dict(info.pods)
 

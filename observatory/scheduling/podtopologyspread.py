@@ -5,12 +5,13 @@ with the feature gates that are on there (MinDomainsInPodTopologySpread, NodeInc
 MatchLabelKeysInPodTopologySpread):
 
 * **Constraints.** Only ``DoNotSchedule`` constraints filter (``ScheduleAnyway`` ones, and the system default
-  constraints, which are all ``ScheduleAnyway``, only score). Each has ``maxSkew``, ``topologyKey``, its
-  ``labelSelector`` (absent: nothing) with the pod's values of ``matchLabelKeys`` added as ``key=value``
-  requirements, ``minDomains`` (default 1), ``nodeAffinityPolicy`` (default Honor) and ``nodeTaintsPolicy``
-  (default Ignore).
+  constraints, which are all ``ScheduleAnyway``, only score: :mod:`.podtopologyspread_scoring`). Each has
+  ``maxSkew``, ``topologyKey``, its ``labelSelector`` (absent: nothing) with the pod's values of ``matchLabelKeys``
+  added as ``key=value`` requirements, ``minDomains`` (default 1), ``nodeAffinityPolicy`` (default Honor) and
+  ``nodeTaintsPolicy`` (default Ignore).
 * **PreFilter** counts, per constraint and per value of its topology key, the pods matching the selector in the
-  incoming pod's namespace that are not being deleted, over the nodes that carry *every* constraint's topology
+  incoming pod's namespace that are not being deleted (``countPodsMatchSelector``: an empty ``labelSelector: {}``
+  counts none), over the nodes that carry *every* constraint's topology
   key and pass the constraint's inclusion policies (Honor: the pod's nodeSelector and required node affinity
   match the node; for taints, the pod tolerates its NoSchedule and NoExecute taints). A domain with no matching
   pod still counts as a domain (with 0).
@@ -25,7 +26,7 @@ MatchLabelKeysInPodTopologySpread):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,14 +38,15 @@ from .verdicts import UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, Code, Sprea
 if TYPE_CHECKING:
     from .nodeinfo import NodeInfo, PodInfo, Snapshot
 
-__all__ = ["ERR_CONSTRAINTS_NOT_MATCH", "ERR_NODE_LABEL_NOT_MATCH", "POD_TOPOLOGY_SPREAD", "SpreadConstraint",
-           "SpreadState", "parse_constraints", "prefilter"]
+__all__ = ["DO_NOT_SCHEDULE", "ERR_CONSTRAINTS_NOT_MATCH", "ERR_NODE_LABEL_NOT_MATCH", "POD_TOPOLOGY_SPREAD",
+           "SCHEDULE_ANYWAY", "SpreadConstraint", "SpreadState", "count_pods_match_selector",
+           "match_node_inclusion_policies", "parse_constraints", "prefilter"]
 
 POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 ERR_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_NODE_LABEL_NOT_MATCH = ERR_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 HONOR, IGNORE = "Honor", "Ignore"
-DO_NOT_SCHEDULE = "DoNotSchedule"
+DO_NOT_SCHEDULE, SCHEDULE_ANYWAY = "DoNotSchedule", "ScheduleAnyway"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,23 @@ class SpreadConstraint:
         selector = LabelSelector(tuple(sorted((*extra, *requirements), key=lambda r: r[0])))
         return SpreadConstraint(self.max_skew, self.topology_key, self.when_unsatisfiable, selector, (),
                                 self.min_domains, self.node_affinity_policy, self.node_taints_policy)
+
+
+def count_pods_match_selector(pods: Iterable[PodInfo], selector: LabelSelector, namespace: str) -> int:
+    """``countPodsMatchSelector``: the pods of ``namespace`` not being deleted whose labels match ``selector``;
+    an empty selector (``labelSelector: {}``, ``selector.Empty()``) counts none."""
+    if selector.everything:
+        return 0
+    return sum(1 for p in pods if p.namespace == namespace and not p.deleting and selector.matches(p.labels))
+
+
+def match_node_inclusion_policies(pod: PodInfo, constraint: SpreadConstraint, node: NodeInfo) -> bool:
+    """``matchNodeInclusionPolicies``: Honor ``nodeAffinityPolicy`` means the pod's nodeSelector and required node
+    affinity match the node; Honor ``nodeTaintsPolicy``, that the pod tolerates its NoSchedule/NoExecute taints."""
+    if constraint.node_affinity_policy == HONOR and not pod.affinity.matches(node.labels, node.name):
+        return False
+    return not (constraint.node_taints_policy == HONOR and node.taints
+                and find_untolerated_taint(node.taints, pod.tolerations) is not None)
 
 
 def _int(value: Any, default: int) -> int:
@@ -126,11 +145,7 @@ class SpreadState:
 
     def _eligible(self, constraint: SpreadConstraint, node: NodeInfo) -> bool:
         """``matchNodeInclusionPolicies`` for the incoming pod."""
-        pod = self.pod
-        if constraint.node_affinity_policy == HONOR and not pod.affinity.matches(node.labels, node.name):
-            return False
-        return not (constraint.node_taints_policy == HONOR and node.taints
-                    and find_untolerated_taint(node.taints, pod.tolerations) is not None)
+        return match_node_inclusion_policies(self.pod, constraint, node)
 
     def update_with_pod(self, other: PodInfo, node: NodeInfo, value: int) -> None:
         """``updateWithPod``: count ``other`` on ``node`` (1) or stop counting it (-1)."""
@@ -181,8 +196,7 @@ def prefilter(pod: PodInfo, snapshot: Snapshot) -> SpreadState | str | None:
         for i, constraint in enumerate(constraints):
             if not state._eligible(constraint, node):
                 continue
-            count = sum(1 for p in node.pods.values() if p.namespace == pod.namespace and not p.deleting
-                        and constraint.selector.matches(p.labels))
+            count = count_pods_match_selector(node.pods.values(), constraint.selector, pod.namespace)
             topology = labels[constraint.topology_key]
             state.counts[i][topology] = state.counts[i].get(topology, 0) + count
     return state

@@ -44,3 +44,43 @@ def test_the_readme_quotes_the_recorded_report():
     report = (RESULTS / "scale.md").read_text().rstrip("\n").split("\n")
     quoted = "\n".join("##" + line if line.startswith("#") else line for line in report)
     assert quoted in (REPO / "README.md").read_text()
+
+
+def test_the_recorded_scheduler_run_covers_both_kinds_of_pod_beside_the_bound():
+    """bench/results/scheduler.json: the full default profile at 1,000 nodes, pods without and with inter-pod
+    terms, the plain-bind loop and the tree before this branch, alternating in one run; medians and ratios are
+    those of the recorded runs."""
+    import statistics
+
+    results = json.loads((RESULTS / "scheduler.json").read_text())
+    config, medians = results["config"], results["median_pods_per_second"]
+    assert config["nodes"] == 1000 and results["decision_cost"]["nodes"] == 1000
+    assert set(results["runs"]) == set(medians) == {"scheduler", "scheduler_affinity", "plain", "baseline"}
+    assert config["baseline"] and "/" not in config["baseline"]  # a commit, not a path of the machine
+    for kind, runs in results["runs"].items():
+        assert len(runs) == config["repeats"] >= 3, kind
+        assert all(run["pods"] == config["pods_per_run"] and finite(run["per_second"]) for run in runs), kind
+        assert medians[kind] == statistics.median(run["per_second"] for run in runs), kind
+        assert results["median_pods_per_cpu_second"][kind] == statistics.median(
+            run["per_cpu_second"] for run in runs), kind
+        if kind != "plain":
+            assert all(run["outcomes"] == {"bound": config["pods_per_run"]} for run in runs), kind
+    assert results["ratio"] == medians["scheduler"] / medians["plain"]
+    assert results["ratio_affinity"] == medians["scheduler_affinity"] / medians["plain"]
+    cost = results["decision_cost"]
+    assert cost["nodes_to_find"] == 420  # percentageOfNodesToScore, adaptive at 1,000 nodes
+    for pod in ("plain", "affinity"):
+        for mode in ("sampled", "every_node"):
+            assert finite(cost[f"{pod}_{mode}_ms"]) and finite(cost[f"{pod}_{mode}_cpu_ms"]), (pod, mode)
+    assert all(finite(x) for x in results["machine"]["loadavg_before"] + results["machine"]["loadavg_after"])
+
+
+def test_the_readme_quotes_the_recorded_scheduler_figures():
+    results = json.loads((RESULTS / "scheduler.json").read_text())
+    medians, per_cpu = results["median_pods_per_second"], results["median_pods_per_cpu_second"]
+    readme = (REPO / "README.md").read_text()
+    for kind in ("scheduler", "scheduler_affinity", "plain", "baseline"):
+        assert f"{medians[kind]:,.1f}" in readme, kind
+    assert f"{per_cpu['scheduler']:,.1f}" in readme and f"{per_cpu['scheduler_affinity']:,.1f}" in readme
+    assert f"{medians['scheduler'] / medians['baseline']:.2f}" in readme
+    assert (RESULTS / "scheduler.md").read_text().startswith("# Scheduler throughput (" + results["when"])

@@ -148,6 +148,10 @@ async def test_scheduled_pod_runs_with_kubelet_status_and_events_in_order(cluste
     assert pulling["message"] == 'Pulling image "nginx:1.27"'
     assert pulled["message"].startswith('Successfully pulled image "nginx:1.27" in ')
     assert pulled["message"].endswith(" bytes.") and " including waiting). Image size: " in pulled["message"]
+    size = int(pulled["message"].rsplit("Image size: ", 1)[1].removesuffix(" bytes."))
+    images = await eventually(lambda: lab.store.get("nodes", "", "pair-worker")["status"].get("images"))
+    assert images == [{"names": [container["imageID"], "docker.io/library/nginx:1.27"], "sizeBytes": size}]
+    assert container["imageID"].startswith("docker.io/library/nginx@sha256:")
     assert created["message"] == "Created container: web"
     assert started["message"] == "Started container web"
     for e in (pulling, pulled, created, started):

@@ -52,12 +52,13 @@ def test_least_allocated_is_the_default_profile():
     n1: 4000/4000 and 8192/8192 requested -> 0; n2: cpu 1300 -> 67, memory 2816Mi -> 65, mean 66;
     n3: cpu 2500 -> 37, memory 5120Mi -> 37. BalancedAllocation int((1 - |f_cpu - f_mem| / 2) * 100):
     n1 1.0/1.0 -> 100, n2 0.325/0.34375 -> 99, n3 0.625/0.625 -> 100. TaintToleration: no PreferNoSchedule
-    taints, reversed -> 100, weight 3. Totals: n1 400, n2 465, n3 437."""
+    taints, reversed -> 100, weight 3. ImageLocality: no node reports images -> 0. Totals: n1 400, n2 465,
+    n3 437."""
     choice = decide("least-allocated")
     assert choice.node == "n2"
     assert dict(choice.scores) == {"n1": 400, "n2": 465, "n3": 437}
     assert choice.plugin_scores["n2"] == {"TaintToleration": 100, "NodeResourcesFit": 66,
-                                          "NodeResourcesBalancedAllocation": 99}
+                                          "NodeResourcesBalancedAllocation": 99, "ImageLocality": 0}
 
 
 def test_most_allocated_packs():
@@ -231,7 +232,10 @@ def test_options_are_checked_in_words():
              (SchedulerOptions("s", leader_elect=True, renew_deadline=2, retry_period=2), "--renew-deadline"),
              # break-it findings: NaN passed every comparison, and 1e308 overflowed the Lease's int32 field
              (SchedulerOptions("s", leader_elect=True, lease_duration=float("nan")), "finite"),
-             (SchedulerOptions("s", leader_elect=True, lease_duration=1e308), "int32")]
+             (SchedulerOptions("s", leader_elect=True, lease_duration=1e308), "int32"),
+             (SchedulerOptions("s", percentage_of_nodes_to_score=101), r"--percentage-of-nodes-to-score 101 is not in "
+                                                                        r"valid range \[0-100\]"),
+             (SchedulerOptions("s", profile_percentages=(("s", -1),)), "profile 's'")]
     for options, words in cases:
         with pytest.raises(ValueError, match=words):
             options.validate()
@@ -250,3 +254,20 @@ def test_decision_lines():
     with pytest.raises(ValueError):
         SchedulingDecision(**base, outcome="maybe")
     assert "skipped" in OUTCOMES and "conflict" in OUTCOMES
+
+
+def test_percentage_of_nodes_to_score_reaches_the_scheduler_from_the_flag():
+    import argparse
+
+    from observatory import schedule
+    from observatory.scheduler.loop import Scheduler
+
+    parser = argparse.ArgumentParser()
+    schedule.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["schedule", "--scheduler-name", "s", "--percentage-of-nodes-to-score", "30"])
+    options = schedule.options_from(args)
+    assert options.percentage_of_nodes_to_score == 30
+    sampler = Scheduler(object(), options).sampler
+    assert sampler.num_to_find(1000) == 300
+    assert Scheduler(object(), SchedulerOptions("s", profiles=("b",), profile_percentages=(("b", 10),))).sampler \
+        .num_to_find(1000, "b") == 100

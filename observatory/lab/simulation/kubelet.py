@@ -8,7 +8,8 @@ What a pod goes through is the kubelet's (reference §5; k/k ``pkg/kubelet/kubel
    PodReadyToStartContainers False, Initialized True, Ready False and ContainersReady False (ContainersNotReady),
    PodScheduled True;
 2. per container: ``Pulling image "IMG"``, ``Successfully pulled image "IMG" in …`` (or ``Container image "IMG"
-   already present on machine``), ``Created container: NAME``, ``Started container NAME``;
+   already present on machine``), ``Created container: NAME``, ``Started container NAME``; a pulled image joins the
+   node's ``status.images`` as the container runtime names it (:mod:`.images`), which ImageLocality scores;
 3. phase Running with podIP, containers running and ready, every condition True.
 
 Before the first sync the kubelet admits the pod (``pkg/kubelet/lifecycle/predicate.go``, via
@@ -36,6 +37,7 @@ from observatory.lab import errors
 from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL, CORE_V1
 from observatory.lab.simulation.events import EventWriter, micro_time
+from observatory.lab.simulation.images import image_ref, image_size, node_status_images, repo_digest
 from observatory.lab.simulation.informer import Informer
 from observatory.lab.store import now_rfc3339
 from observatory.scheduling import NodeInfo, PodInfo
@@ -80,16 +82,6 @@ def _cond(type_: str, status: str, now: str, reason: str = "", message: str = ""
     return cond
 
 
-def _image_ref(image: str) -> str:
-    """The fully qualified image name the runtime reports (``docker.io/library/nginx:latest``)."""
-    name = image.split("@")[0]
-    if "/" not in name.split(":")[0] or ("." not in name.split("/")[0] and ":" not in name.split("/")[0]
-                                           and name.split("/")[0] != "localhost"):
-        name = ("docker.io/" + ("library/" if "/" not in name else "") + name)
-    last = name.rsplit("/", 1)[-1]
-    return name if ":" in last else name + ":latest"
-
-
 class Kubelets:
     """The kubelets of every node in the lab, acting on pods bound to Ready nodes."""
 
@@ -102,6 +94,7 @@ class Kubelets:
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._images: dict[str, set[str]] = {}
         self._admitted: set[tuple[str, str]] = set()
+        self._images_changed: set[str] = set()  # nodes whose status.images is behind what they pulled
         self._on_nodes: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}  # node -> pods bound there
 
     # -- informer callbacks ----------------------------------------------------------------------------------------
@@ -264,10 +257,11 @@ class Kubelets:
                 started = asyncio.get_running_loop().time()
                 await self._pause(0.5 * share)
                 took = _go_duration(asyncio.get_running_loop().time() - started)
-                size = 10_000_000 + int.from_bytes(hashlib.sha256(image.encode()).digest()[:3], "big") * 10
+                size = image_size(image)
                 self.events.kubelet_event(pod, node_name, "Pulled", f'Successfully pulled image "{image}" in {took} '
                                           f"({took} including waiting). Image size: {size} bytes.", container=c["name"])
                 pulled.add(image)
+                self._report_images(node_name)
             self.events.kubelet_event(pod, node_name, "Created", f"Created container: {c['name']}", container=c["name"])
             self.events.kubelet_event(pod, node_name, "Started", f"Started container {c['name']}", container=c["name"])
         await self._pause(0.3)
@@ -278,12 +272,11 @@ class Kubelets:
         ip = pod_ip(pod, node)
         running = []
         for c in containers:
-            ref = _image_ref(c.get("image", ""))
-            digest = hashlib.sha256(ref.encode()).hexdigest()
+            ref = image_ref(c.get("image", ""))
             cid = hashlib.sha256((pod["metadata"].get("uid", "") + c["name"]).encode()).hexdigest()
             running.append({"name": c["name"], "state": {"running": {"startedAt": now}}, "lastState": {},
                             "ready": True, "restartCount": 0, "image": ref,
-                            "imageID": f"{ref.rsplit(':', 1)[0]}@sha256:{digest}",
+                            "imageID": repo_digest(ref),
                             "containerID": f"containerd://{cid}", "started": True})
         status = copy.deepcopy(pod.get("status") or {})
         status.update({
@@ -317,6 +310,30 @@ class Kubelets:
             self.registry.delete(PODS, key[0], key[1], grace_period=0)
         except errors.StatusError:
             pass
+
+    # -- node status -----------------------------------------------------------------------------------------------
+
+    def _report_images(self, node_name: str) -> None:
+        """Write the node's ``status.images`` (:mod:`.images`) once this tick's pulls are done, as the kubelet's
+        next node status update reports a pulled image."""
+        if not self._images_changed:
+            asyncio.get_running_loop().call_soon(self._write_images)
+        self._images_changed.add(node_name)
+
+    def _write_images(self) -> None:
+        nodes, self._images_changed = self._images_changed, set()
+        for name in sorted(nodes):
+            node = self.registry.store.get("nodes", "", name)
+            if node is None:
+                continue
+            images = node_status_images(self._images.get(name, ()))
+            if (node.get("status") or {}).get("images") == images:
+                continue
+            try:
+                self.registry.update_status(CORE_V1["nodes"], "", name,
+                                            {**node, "status": {**(node.get("status") or {}), "images": images}})
+            except errors.StatusError:
+                self._report_images(name)  # changed meanwhile: write again on the next tick
 
     # -- node leases -----------------------------------------------------------------------------------------------
 

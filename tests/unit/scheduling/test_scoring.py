@@ -9,8 +9,9 @@ from .objects import expr, node, pod
 
 
 def test_weights_of_the_default_profile():
-    assert dict(SCORE_WEIGHTS) == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                                   "NodeResourcesBalancedAllocation": 1}
+    assert list(SCORE_WEIGHTS.items()) == [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+                                           ("PodTopologySpread", 2), ("InterPodAffinity", 2),
+                                           ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
 
 
 def test_least_allocated_node_wins():
@@ -29,20 +30,25 @@ def test_score_numbers_by_hand():
     LeastAllocated uses non-zero requests: cpu (4000-1000)*100//4000 = 75; memory defaults to 200Mi:
     (8Gi-200Mi)*100//8Gi = 97; mean 172//2 = 86. BalancedAllocation uses real requests: fractions 0.25 and 0,
     std 0.125, int(87.5) = 87. TaintToleration: no PreferNoSchedule taints anywhere, reversed -> 100, weight 3.
+    ImageLocality: the node reports no images -> 0. PodTopologySpread and InterPodAffinity skip (no constraints,
+    no pod affinity anywhere).
     """
     decision = schedule_one(pod(requests={"cpu": "1"}), [node("n")])
     score = decision.scores["n"]
-    assert score.plugins == ("TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation")
-    assert score.raw == (0, 86, 87)
-    assert score.by_plugin == {"TaintToleration": 100, "NodeResourcesFit": 86, "NodeResourcesBalancedAllocation": 87}
-    assert score.weighted == {"TaintToleration": 300, "NodeResourcesFit": 86, "NodeResourcesBalancedAllocation": 87}
+    assert score.plugins == ("TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+                             "ImageLocality")
+    assert score.raw == (0, 86, 87, 0)
+    assert score.by_plugin == {"TaintToleration": 100, "NodeResourcesFit": 86, "NodeResourcesBalancedAllocation": 87,
+                               "ImageLocality": 0}
+    assert score.weighted == {"TaintToleration": 300, "NodeResourcesFit": 86, "NodeResourcesBalancedAllocation": 87,
+                              "ImageLocality": 0}
     assert score.total == 473
 
 
 def test_balanced_allocation_is_skipped_for_best_effort_pods():
     score = schedule_one(pod(), [node("n")]).scores["n"]
     assert "NodeResourcesBalancedAllocation" not in score.plugins
-    assert score.raw == (0, 97)  # cpu 100m default: 97; memory 200Mi default: 97
+    assert score.raw == (0, 97, 0)  # cpu 100m default: 97; memory 200Mi default: 97; ImageLocality 0
 
 
 def test_prefer_no_schedule_taints_lower_the_score():
@@ -120,3 +126,13 @@ def test_spreading_with_a_snapshot():
         snapshot.assume(p, decision.node)
         placed.append(decision.node)
     assert placed == ["a", "b", "a", "b"]
+
+
+def test_scores_are_a_mapping_built_on_lookup():
+    nodes = [node(f"n{i:02d}") for i in range(12)]
+    scores = schedule_one(pod(requests={"cpu": "1"}), nodes).scores
+    assert list(scores) == [f"n{i:02d}" for i in range(12)] and len(scores) == 12
+    assert "nope" not in scores and scores.get("nope") is None
+    by_lookup = {name: scores[name].total for name in scores}  # more than eight lookups: through an index
+    assert by_lookup == scores.total_by_node() and len(set(by_lookup.values())) == 1
+    assert dict(scores.items())["n03"] == scores["n03"]
