@@ -38,7 +38,7 @@ from .preemption import PreemptionVerdict, preemption_verdicts
 from .sampling import NodeSampler
 from .scoring import NodeScore, score_nodes
 from .verdicts import SUCCESS, UNSCHEDULABLE_AND_UNRESOLVABLE, NodeVerdict
-from .volumeplugins import DRA_POSTFILTER_STATE_NOT_FOUND, VOLUME_PLUGINS
+from .volumeplugins import DRA_POSTFILTER_STATE_NOT_FOUND, VOLUME_BINDING, VOLUME_PLUGINS
 from .volumeplugins import prefilter as volume_prefilter
 
 __all__ = ["Decision", "TieBreaker", "filter_nodes", "lowest_name", "schedule_one", "seeded_tie_breaker"]
@@ -129,6 +129,12 @@ def _prefilter(pod: PodInfo, snapshot: Snapshot) -> tuple[CycleState | None, tup
     volumes = volume_prefilter(pod, snapshot) if pod.volumes else None
     if isinstance(volumes, tuple):
         return None, _rejected_by_prefilter(pod, snapshot, volumes[0], volumes[1])
+    if volumes is not None and volumes.binding is not None and volumes.binding.eligible is not None:
+        names, plugins = _narrowed(pod, volumes.binding.eligible)
+        if not names:
+            message = (f"node(s) didn't satisfy plugin {plugins[0]}" if len(plugins) == 1
+                       else f"node(s) didn't satisfy plugin(s) [{' '.join(plugins)}] simultaneously")
+            return None, _rejected_by_prefilter(pod, snapshot, VOLUME_BINDING, message)
     spread = pod_topology_spread_prefilter(pod, snapshot)
     if isinstance(spread, str):
         return None, _rejected_by_prefilter(pod, snapshot, POD_TOPOLOGY_SPREAD, spread)
@@ -148,7 +154,10 @@ def _filter(pod: PodInfo, snapshot: Snapshot, sampler: NodeSampler | None = None
     cycle, rejected = _prefilter(pod, snapshot)
     if rejected is not None:
         return rejected[0], rejected[1], None
-    names = pod.affinity.node_names
+    binding = cycle.volumes.binding if cycle is not None and cycle.volumes is not None else None
+    names, plugins = _narrowed(pod, binding.eligible if binding is not None else None)
+    excluded = f"node(s) didn't satisfy plugin(s) [{' '.join(plugins)}]"
+    excluded_by = NODE_AFFINITY if NODE_AFFINITY in plugins else VOLUME_BINDING
     verdicts = {}
     nodes: list[NodeInfo] | Snapshot = snapshot
     limit = len(snapshot)
@@ -161,8 +170,7 @@ def _filter(pod: PodInfo, snapshot: Snapshot, sampler: NodeSampler | None = None
     for info in nodes:
         if names is not None and info.name not in names:
             verdicts[info.name] = NodeVerdict(
-                info.name, NODE_AFFINITY, UNSCHEDULABLE_AND_UNRESOLVABLE,
-                (f"node(s) didn't satisfy plugin(s) [{NODE_AFFINITY}]",), (),
+                info.name, excluded_by, UNSCHEDULABLE_AND_UNRESOLVABLE, (excluded,), (),
                 resource_table(pod, info) if tables else (), info.errors)
             continue
         verdict = verdicts[info.name] = run_filters(pod, info, cycle, tables=tables)
@@ -174,6 +182,20 @@ def _filter(pod: PodInfo, snapshot: Snapshot, sampler: NodeSampler | None = None
     if sampler is not None:
         sampler.advance(processed, len(snapshot))
     return verdicts, None, cycle
+
+
+def _narrowed(pod: PodInfo, eligible: frozenset[str] | None) -> tuple[frozenset[str] | None, list[str]]:
+    """The merged PreFilterResult of ``RunPreFilterPlugins``: the node names NodeAffinity (``matchFields
+    metadata.name``) and VolumeBinding (local PVs, ``eligible``) allow, intersected (None: every node), and the
+    plugins that narrowed it, sorted (``sets.List(pluginsWithNodes)``). Nodes left out get ``node(s) didn't satisfy
+    plugin(s) [<plugins>]``; an empty intersection rejects the pod at PreFilter."""
+    names, plugins = pod.affinity.node_names, []
+    if names is not None:
+        plugins.append(NODE_AFFINITY)
+    if eligible is not None:
+        plugins.append(VOLUME_BINDING)
+        names = eligible if names is None else names & eligible
+    return names, sorted(plugins)
 
 
 def _volume_prefilter_rejection(verdicts: Mapping[str, NodeVerdict]) -> bool:

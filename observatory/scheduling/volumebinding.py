@@ -104,12 +104,14 @@ def find_matching_volume(claim: ClaimRecord, volumes: list[VolumeRecord], labels
 @dataclass(slots=True)
 class BindingState:
     """The PreFilter state: the pod's ``bound`` and ``delayed`` claims, and per node what Filter found
-    (``podVolumesByNode``), which Reserve reads for the chosen node."""
+    (``podVolumesByNode``), which Reserve reads for the chosen node. ``eligible``: the PreFilterResult, the node
+    names the bound claims' local PVs allow (``GetEligibleNodes``), None for every node."""
 
     catalog: VolumeCatalog
     bound: tuple[ClaimRecord, ...]
     delayed: tuple[ClaimRecord, ...]
     by_node: dict[str, PodVolumes] = field(default_factory=dict)
+    eligible: frozenset[str] | None = None
 
     def filter(self, node: NodeInfo) -> tuple[tuple[str, ...], tuple[VolumeConflict, ...]] | None:
         """``FindPodVolumes`` for one node: None when the node fits, else the reasons and the claims behind them."""
@@ -212,7 +214,22 @@ def prefilter(pod: PodInfo, catalog: VolumeCatalog) -> BindingState | str | None
             delayed.append(claim)
         else:
             return ERR_UNBOUND_IMMEDIATE
-    return BindingState(catalog, tuple(bound), tuple(delayed))
+    return BindingState(catalog, tuple(bound), tuple(delayed), eligible=eligible_nodes(bound, catalog))
+
+
+def eligible_nodes(bound: list[ClaimRecord], catalog: VolumeCatalog) -> frozenset[str] | None:
+    """``GetEligibleNodes``: the intersection, over the bound claims whose PV names nodes by hostname
+    (:meth:`~.volumes.VolumeRecord.local_node_names`), of those names; None (every node) when no such PV, or when a
+    bound claim's PV is missing (upstream logs the error and does not narrow)."""
+    eligible: frozenset[str] | None = None
+    for claim in bound:
+        pv = catalog.volume(claim.volume_name)
+        if pv is None:
+            return None
+        names = pv.local_node_names()
+        if names:
+            eligible = names if eligible is None else eligible & names
+    return eligible
 
 
 def _claim_ref(claim: ClaimRecord) -> dict[str, Any]:

@@ -46,6 +46,7 @@ BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
 NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
 WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
 FILESYSTEM = "Filesystem"
 _DISK_KINDS = ("gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd")
 
@@ -248,6 +249,24 @@ class VolumeRecord:
                     r.matches_fields({METADATA_NAME: ""}) for r in term.fields):
                 return True
         return False
+
+    def local_node_names(self) -> frozenset[str]:
+        """``util.GetLocalPersistentVolumeNodeNames`` (pkg/volume/util): per required node selector term, the
+        intersection of the values of its ``kubernetes.io/hostname In`` expressions, united over the terms (a term
+        without one adds nothing); empty when the PV names no node that way. VolumeBinding's PreFilter reads the
+        values as node names (``GetEligibleNodes``)."""
+        affinity = _field(self.obj, "spec").get("nodeAffinity")
+        required = affinity.get("required") if isinstance(affinity, Mapping) else None
+        terms = listed(required.get("nodeSelectorTerms")) if isinstance(required, Mapping) else []
+        out: set[str] = set()
+        for term in terms:
+            nodes: set[str] | None = None
+            for expr in listed(term.get("matchExpressions")) if isinstance(term, Mapping) else []:
+                if isinstance(expr, Mapping) and expr.get("key") == HOSTNAME_LABEL and expr.get("operator") == "In":
+                    values = {str(v) for v in listed(expr.get("values"))}
+                    nodes = values if nodes is None else nodes & values
+            out |= nodes or set()
+        return frozenset(out)
 
     def bound_to(self, claim: ClaimRecord) -> bool:
         """``IsVolumeBoundToClaim``: claimRef names the claim (and its uid, when the claimRef has one)."""
