@@ -70,6 +70,7 @@ from observatory.model.diagnosis import SCHEDULER_LEASE, Diagnosis
 from observatory.model.fit import FitPreview, compared
 from observatory.model.records import LeaseView
 from observatory.model.state import ClusterState
+from observatory.model.text import safe
 from observatory.model.victims import Victim, victims_of
 from observatory.scheduling.volumes import VolumeCatalog, parse_pod_volumes
 from observatory.settings import Settings
@@ -317,15 +318,6 @@ def json_text(why: Why) -> str:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def safe(text: str) -> str:
-    """``text`` with control characters (escape sequences, NUL, C1), bidi overrides and lone surrogates (which no
-    UTF-8 terminal can be sent) shown as ``\\xNN`` / ``\\uNNNN``: anyone who can create an Event must not be able
-    to drive, or break, the reader's terminal."""
-    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                       else f"\\u{ord(m.group()):04x}", text)
 
 
 def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:

@@ -25,6 +25,7 @@ from .exchange import BindingExchange
 from .recording import exchange_to_json
 from .records import EventView, PodView
 from .state import ClusterState
+from .text import safe
 from .timefmt import rfc3339
 
 __all__ = [
@@ -197,9 +198,11 @@ class Transcript:
 
 def render(transcript: Transcript, secrets: Iterable[str] = ()) -> tuple[str, str]:
     """``(markdown, json_text)`` ready to write, both passed through :func:`redact` with ``secrets`` (the
-    kubeconfig's credential values). The JSON text is indented by 2 and ends with a newline."""
+    kubeconfig's credential values). The Markdown shows control characters as escapes (:func:`~.text.safe`), so
+    ``cat`` of the file cannot drive a terminal; the JSON text escapes them as JSON does, is indented by 2 and ends
+    with a newline."""
     secrets = list(secrets)
-    markdown = redact(transcript.to_markdown(), secrets)
+    markdown = safe(redact(transcript.to_markdown(), secrets))
     text = json.dumps(transcript.to_json(), indent=2, ensure_ascii=False) + "\n"
     return markdown, redact(text, secrets)
 

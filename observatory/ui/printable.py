@@ -9,7 +9,7 @@ for a UTF-8 terminal at all and stops the driver.
 :class:`PrintableFilter` is a Textual line filter, so it applies to every widget, pane and modal alike. It keeps
 each line's cell width, which the compositor relies on: the characters it removes occupy no cell, and a lone
 surrogate (one cell) becomes U+FFFD. ``observatory why`` escapes the same characters visibly instead
-(:func:`observatory.why.safe`), since it has no layout to keep.
+(:func:`observatory.model.text.safe`), since it has no layout to keep.
 """
 
 from __future__ import annotations

@@ -233,3 +233,19 @@ def test_json_twin():
     assert json_twin("transcript") == Path("transcript.json")
     with pytest.raises(ValueError, match="JSON twin"):
         json_twin("t.json")
+
+
+def test_render_shows_control_characters_in_the_markdown_instead_of_sending_them():
+    """An Event message that would retitle the terminal, fill its clipboard (OSC 52) and clear it when the Markdown
+    is ``cat``-ed: the file shows the escapes as text; the JSON twin keeps the message, escaped as JSON does."""
+    hostile = "\x1b]0;TITLE\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[2J done\r\u202e"
+    transcript, _ = session()
+    record = transcript.records[0]
+    event = record.after.events[0]
+    planted = type(event)(**{**{f: getattr(event, f) for f in event.__slots__}, "message": hostile})
+    after = PodSnapshot(record.after.at, record.after.pod, (planted,), record.after.diagnosis)
+    transcript = Transcript("c", SERVER, "", True, T0, T0, (record.with_after(after),))
+    md, text = render(transcript)
+    assert not any(ch in md for ch in "\x1b\x07\r\u202e")
+    assert "\\x1b]0;TITLE\\x07\\x1b]52;c;ZWNobyBoaQ==\\x07\\x1b[2J done \\u202e" in md  # a table cell: CR as a space
+    assert "\x1b" not in text and json.loads(text)["binds"][0]["after"]["events"][0]["message"] == hostile
