@@ -48,8 +48,8 @@ def test_the_readme_quotes_the_recorded_report():
 
 def test_the_recorded_scheduler_run_covers_both_kinds_of_pod_beside_the_bound():
     """bench/results/scheduler.json: the full default profile at 1,000 nodes, pods without and with inter-pod
-    terms, the plain-bind loop and the tree before this branch, alternating in one run; medians and ratios are
-    those of the recorded runs."""
+    terms, the plain-bind loop and an earlier source tree (the baseline), alternating in one run; medians and
+    ratios are those of the recorded runs."""
     import statistics
 
     results = json.loads((RESULTS / "scheduler.json").read_text())
