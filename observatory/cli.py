@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--kubeconfig-out", type=Path, metavar="PATH",
                        help="where to write the kubeconfig (default: under the user's cache directory)")
     serve.add_argument("--state", type=Path, metavar="PATH",
-                       help="save the store here on shutdown and periodically, and reload it at start")
+                       help="keep every object in this SQLite database, each write committed before it is "
+                       "answered, and reload it at start (an earlier lab's JSON state file is migrated once)")
     serve.add_argument("--scheduler-name", action="append", default=[], metavar="NAME",
                        help="another schedulerName the lab's default-scheduler answers to (repeatable)")
     serve.add_argument("--no-scheduler", action="store_true", help="do not run the simulated default-scheduler")
@@ -160,7 +161,7 @@ def list_scenarios() -> int:
 def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
     """``observatory lab serve``: run until Ctrl-C or SIGTERM, then stop cleanly and exit 0."""
     from observatory.embedded import EmbeddedLab
-    from observatory.lab.server import LabError
+    from observatory.lab.server import LabError, StateFileError
 
     if not args.host.strip():
         print("observatory: --host needs an address (127.0.0.1 by default)", file=sys.stderr)
@@ -183,6 +184,9 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
                         state_path=args.state, kubeconfig_path=args.kubeconfig_out)
         try:
             await lab.start()
+        except StateFileError as exc:
+            print(f"observatory: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         except (LabError, ValueError, OSError) as exc:
             print(f"observatory: {exc}", file=sys.stderr)
             return 1

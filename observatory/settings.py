@@ -7,6 +7,7 @@ the command line and passed down; nothing reads it as a global.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -25,8 +26,10 @@ class LabSettings(BaseModel):
     """kube-apiserver's ``--min-request-timeout`` in seconds: a watch without ``timeoutSeconds`` ends after a random
     time between this and twice this, as upstream does."""
 
-    state_save_interval: float = Field(10.0, gt=0)
-    """Seconds between periodic saves when ``--state`` is given (the store is also saved on shutdown)."""
+    state_synchronous: Literal["normal", "full"] = "normal"
+    """SQLite's ``synchronous`` for the ``--state`` database (WAL mode): ``normal`` keeps every acknowledged write
+    across a crash of the lab's process (``kill -9``); ``full`` also fsyncs each commit, so writes survive power
+    loss too, at about ten times the cost per write (see :mod:`observatory.lab.persistence`)."""
 
     watch_queue_limit: int = Field(100_000, ge=100)
     """Events queued for one slow watcher before the lab ends that watch (clients then re-watch)."""

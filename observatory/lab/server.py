@@ -1,4 +1,4 @@
-"""Running the lab: load a scenario or saved state, listen, write the kubeconfig, save state, stop cleanly.
+"""Running the lab: load a scenario or the durable state, listen, write the kubeconfig, stop cleanly.
 
 :class:`LabServer` is used by ``observatory lab serve`` and, in-process, by the TUI and the tests. It listens on
 127.0.0.1 by default. On any other address it serves HTTPS with a generated CA and demands a generated bearer token,
@@ -8,7 +8,9 @@ sends a kubeconfig's credentials only over TLS ("only try to read the auth infor
 token over plain HTTP would never arrive. A token lab answers a request without the right token 401 Unauthorized,
 except the health checks without credentials (see :func:`observatory.lab.api.authenticated`). An RBAC lab
 (``LabSettings.rbac``, ``lab serve --rbac FILE``) does the same with its users' tokens, the first user's in the
-kubeconfig, and answers what a user may not do 403 Forbidden (see :mod:`observatory.lab.rbac`).
+kubeconfig, and answers what a user may not do 403 Forbidden (see :mod:`observatory.lab.rbac`). With
+``state_path`` (``lab serve --state PATH``) every write is committed to an SQLite database before it is answered
+(see :mod:`observatory.lab.persistence`).
 """
 
 from __future__ import annotations
@@ -17,22 +19,19 @@ import asyncio
 import contextlib
 import copy
 import gc
-import json
 import logging
-import os
 import socket
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-from observatory.lab import errors, kubeconfig, priorityclass, rbac, scenarios, security
+from observatory.lab import errors, kubeconfig, persistence, priorityclass, rbac, scenarios, security
 from observatory.lab.api import LabContext, build_app
 from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
 from observatory.lab.simulation import Simulations, cancel_all
-from observatory.lab.store import Change, Store, now_rfc3339
+from observatory.lab.store import Store, now_rfc3339
 from observatory.lab.volumes import KIND_DEFAULT_CLASS
 from observatory.settings import LabSettings
 
@@ -46,6 +45,11 @@ SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 class LabError(Exception):
     """A lab that cannot start: a bad scenario or state file, a taken port. The message is one readable sentence."""
+
+
+class StateFileError(LabError):
+    """The ``--state`` database cannot be used (see :class:`observatory.lab.persistence.StateError`); the command
+    line exits 2 with its one-paragraph message."""
 
 
 def apply_manifests(registry: Registry, manifests: list[dict[str, Any]], source: str) -> None:
@@ -128,17 +132,39 @@ class LabServer:
         self.simulations = Simulations(self.registry, self.settings)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._dirty = False
+        self.state: persistence.StateDatabase | None = None
+        """The open ``state_path`` database (set by :meth:`load`), the store's journal from then on."""
 
     def load(self) -> None:
-        """Fill the store from ``state_path`` when it exists, otherwise from the scenario. Raises LabError."""
-        if self.state_path is not None and self.state_path.exists():
-            try:
-                snap = json.loads(self.state_path.read_text())
-                self.store.restore(snap)
-            except Exception as exc:
-                raise LabError(f"{self.state_path}: not a lab state file this version can read ({exc})") from None
+        """Fill the store from the ``state_path`` database when it holds a state, otherwise from the scenario (and
+        then store that in the database). Raises StateFileError or LabError."""
+        if self.state_path is None:
+            self._load_scenario()
             return
+        try:
+            self.state = persistence.StateDatabase.open(self.state_path, self.settings.state_synchronous)
+            snapshot = self.state.load()
+            if snapshot is not None:
+                self.store.restore(snapshot)
+            else:
+                self._load_scenario()
+                self.state.initialize(self.store.snapshot())
+        except persistence.StateError as exc:
+            self.close_state()
+            raise StateFileError(str(exc)) from None
+        except BaseException:
+            self.close_state()
+            raise
+        self.state.attach(self.store)
+
+    def close_state(self) -> None:
+        """Close the ``state_path`` database (every write is already in it); later writes are not kept."""
+        if self.state is not None:
+            self.store.journal = None
+            self.state.close()
+            self.state = None
+
+    def _load_scenario(self) -> None:
         try:
             manifests = scenarios.load_scenario(self.scenario)
         except scenarios.ScenarioError as exc:
@@ -161,11 +187,17 @@ class LabServer:
         except rbac.RbacError as exc:
             raise LabError(str(exc)) from None
         self.load()
+        try:
+            await self._listen()
+        except BaseException:
+            self.close_state()
+            raise
+
+    async def _listen(self) -> None:
         # The loaded objects live as long as the lab: move them out of the collector's way, so full collections
         # stop pausing a large lab for hundreds of milliseconds.
         gc.collect()
         gc.freeze()
-        self.store.listeners.append(self._mark_dirty)
         try:
             sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -216,52 +248,15 @@ class LabServer:
         if self._managed:
             self.kubeconfig_path = kubeconfig.claim_default(own, self.url)
         self.simulations.start()
-        if self.state_path is not None:
-            self._tasks.append(asyncio.create_task(self._save_periodically()))
-
-    def _mark_dirty(self, change: Change) -> None:
-        self._dirty = True
-
-    def save_state(self) -> None:
-        """Write the store to ``state_path``; see :meth:`_save`. Raises OSError or LabError."""
-        try:
-            self._save()
-        except (TypeError, ValueError) as exc:
-            raise LabError(f"cannot save the lab state to {self.state_path}: {exc}") from None
-
-    def _save(self) -> None:
-        """Write the store to ``state_path`` atomically (temp file in the same folder, then rename)."""
-        if self.state_path is None:
-            return
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.state_path.parent, prefix=".lab-state-")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump(self.store.snapshot(), fh, separators=(",", ":"))
-            os.replace(tmp, self.state_path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        self._dirty = False
-
-    async def _save_periodically(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.state_save_interval)
-            if self._dirty:
-                try:
-                    self.save_state()
-                except (OSError, LabError) as exc:
-                    log.warning("could not save lab state to %s: %s", self.state_path, exc)
 
     async def stop(self) -> None:
         """End every watch, stop listening, give up the lab's kubeconfig under the cache directory (see
-        :mod:`observatory.lab.kubeconfig`) and save the state."""
+        :mod:`observatory.lab.kubeconfig`) and close the state database."""
         await cancel_all(self._tasks)
         await self.simulations.stop()
         self.store.close_all_watches()
         await self._close_listener()
-        self.save_state()
+        self.close_state()
 
     async def _close_listener(self) -> None:
         """Stop serving HTTP and give up the lab's own kubeconfig under the cache directory, if it has one."""

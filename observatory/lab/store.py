@@ -133,7 +133,10 @@ class Store:
         """resource -> every change of it with rv <= this has left its history window."""
         self._compacted_all = 0
         self.listeners: list[Callable[[Change], None]] = []
-        """Synchronous callbacks run after each commit (state persistence, simulations)."""
+        """Synchronous callbacks run after each commit (simulations)."""
+        self.journal: Callable[[Change], None] | None = None
+        """Runs first in each commit, before any watcher or listener sees the change: the durable state
+        (:meth:`observatory.lab.persistence.StateDatabase.record`). When it raises, the write is undone."""
 
     # -- reads ---------------------------------------------------------------------------------------------------
 
@@ -175,6 +178,8 @@ class Store:
 
     def _commit(self, type_: str, resource: str, key: Key, obj: dict[str, Any], old: dict[str, Any] | None) -> Change:
         change = Change(self.resource_version, type_, resource, key, obj, old)
+        if self.journal is not None:
+            self._write_ahead(change)
         history = self._history[resource]
         if len(history) == history.maxlen:
             self._compacted[resource] = history[0].rv
@@ -329,6 +334,29 @@ class Store:
         return len(self._watchers)
 
     # -- persistence ---------------------------------------------------------------------------------------------
+
+    def _write_ahead(self, change: Change) -> None:
+        """Hand ``change`` to the journal before anyone sees it. If the journal fails, the object map and the
+        resourceVersion go back to what they were (nobody has observed the new RV yet, so it is not lost) and the
+        write is answered ``500 InternalError`` ``Internal error occurred: ...``, as kube-apiserver answers a
+        write etcd refused (``storage.NewInternalError``)."""
+        assert self.journal is not None
+        try:
+            self.journal(change)
+        except Exception as exc:
+            log.error("the lab state refused the write of %s: %s", change.key, exc)
+            key = change.key
+            keys = self._sorted[change.resource]
+            if change.type == "ADDED":
+                del self._objects[key]
+                keys.pop(bisect.bisect_left(keys, key))
+            else:
+                assert change.old is not None
+                self._objects[key] = change.old
+                if change.type == "DELETED":
+                    bisect.insort(keys, key)
+            self.resource_version -= 1
+            raise errors.internal_error(f"the lab state database refused the write: {exc}") from None
 
     def snapshot(self) -> dict[str, Any]:
         """A JSON-ready snapshot: ``{"resourceVersion": int, "objects": {resource: [obj, ...]}}``."""
