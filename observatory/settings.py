@@ -29,7 +29,7 @@ class LabSettings(BaseModel):
     state_synchronous: Literal["normal", "full"] = "normal"
     """SQLite's ``synchronous`` for the ``--state`` database (WAL mode): ``normal`` keeps every acknowledged write
     across a crash of the lab's process (``kill -9``); ``full`` also fsyncs each commit, so writes survive power
-    loss too, at about ten times the cost per write (see :mod:`observatory.lab.persistence`)."""
+    loss too, at about three times the cost per write (see :mod:`observatory.lab.persistence`)."""
 
     watch_queue_limit: int = Field(100_000, ge=100)
     """Events queued for one slow watcher before the lab ends that watch (clients then re-watch)."""

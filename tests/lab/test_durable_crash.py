@@ -9,6 +9,7 @@ tests/e2e/test_crash_soak.py.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -52,13 +53,15 @@ class Served:
                 stream.close()
 
 
-def serve(tmp: Path, state: Path, *args: str, port: int = 0) -> Served:
-    """Start ``observatory lab serve --state STATE`` on ``port`` (0: a free one) and wait for its URL line."""
+def serve(tmp: Path, state: Path, *, port: int = 0, components: tuple[str, ...] = LAB_ARGS,
+          env: dict[str, str] | None = None) -> Served:
+    """Start ``observatory lab serve --state STATE`` on ``port`` (0: a free one) with the ``components`` flags and
+    extra environment ``env``, and wait for its URL line."""
     kubeconfig = tmp / "kubeconfig"
     proc = subprocess.Popen(
         [sys.executable, "-m", "observatory", "lab", "serve", "--port", str(port), "--state", str(state),
-         "--kubeconfig-out", str(kubeconfig), *LAB_ARGS, *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         "--kubeconfig-out", str(kubeconfig), *components],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
     url_line = proc.stdout.readline()  # type: ignore[union-attr]
     match = re.fullmatch(r"Lab API server: (http://127\.0\.0\.1:\d+)\n", url_line)
     if match is None:
