@@ -23,22 +23,23 @@ What ``synchronous`` guarantees, in WAL mode (``PRAGMA journal_mode=WAL``):
   ``PATH-wal`` file, without ``fsync``. Once ``write()`` returns, the kernel holds the bytes, so **a crash of the
   process (``kill -9``, an exception, the OOM killer) loses nothing that was committed**: the next open replays the
   WAL. A **power loss or kernel crash** may roll back the last commits before the WAL's next ``fsync`` (at each
-  checkpoint), but never corrupts the database. Measured on the project's 2-core machines (``bench/durable_bench.py``,
-  ``bench/results/durable.md``): a write through the registry takes about 113 µs instead of 69 µs, an HTTP write
-  0.64 ms instead of 0.57 ms (1.11 times).
-* ``FULL`` (``OBSERVATORY_LAB__STATE_SYNCHRONOUS=full``): each commit also ``fsync``\\ s the WAL, so an
-  acknowledged write survives power loss too, as etcd's does (it fsyncs its WAL before acknowledging). On the same
-  machines a registry write takes about 343 µs (5 times no ``--state``) and an HTTP write 1.02 ms (1.78 times),
-  all of it on the lab's event loop.
+  checkpoint), but never corrupts the database; the resourceVersions of those commits are then issued again.
+  Measured on the project's 2-core machines (``bench/durable_bench.py``, ``bench/results/durable.md``): a write
+  through the registry takes about 113 µs instead of 69 µs, an HTTP write 0.64 ms instead of 0.57 ms (1.11 times).
+* ``FULL`` (``OBSERVATORY_LAB__STATE_SYNCHRONOUS=full``): each commit also fsyncs the WAL, so an acknowledged
+  write survives power loss too, as etcd's does (etcd fdatasyncs its WAL before it acknowledges an entry). On the
+  same machines a registry write takes about 343 µs (5 times no ``--state``) and an HTTP write 1.02 ms (1.78
+  times), all of it on the lab's event loop.
 
-The bar the lab sets is the process crash, so NORMAL is the default; FULL is there for a lab kept on a laptop that
+The bar the lab sets is the process crash, so NORMAL is the default; FULL is there for a lab kept on a machine that
 may lose power.
 
 The file is opened in ``locking_mode=EXCLUSIVE``: a second lab on the same ``--state`` is refused at start (the
 lock goes with the process, also after ``kill -9``). An older lab's JSON state file (``{"resourceVersion": N,
 "objects": {resource: [obj, ...]}}``) is migrated once: kept as ``PATH.json-backup`` and replaced by a database
-holding the same objects and RV (see :func:`migrate_json`). Anything else that cannot be read raises
-:class:`StateError` with one readable paragraph.
+holding the same objects and RV (see :func:`migrate_json`). Migrating rather than refusing keeps a restarted lab
+losing nothing across the upgrade too: that file is all there is of the earlier lab's state, and the backup keeps
+it as it was. Anything else that cannot be read raises :class:`StateError` with one readable paragraph.
 """
 
 from __future__ import annotations

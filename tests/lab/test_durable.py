@@ -2,15 +2,18 @@
 resourceVersion counter goes with it, resumes from before a restart get 410, and files the lab cannot use are
 refused with one paragraph.
 
-These run the store and :class:`~observatory.lab.persistence.StateDatabase` in-process (no HTTP); reopening a
-database here reads what another process would after a crash, since every write is committed when it returns. The
-kill -9 tests against ``observatory lab serve`` are in test_durable_crash.py.
+These run the store and :class:`~observatory.lab.persistence.StateDatabase` in-process (no HTTP). A crash is
+:func:`crashed`: the database file and its WAL copied while the lab still holds them open, which is what a killed
+process leaves on disk (nothing is checkpointed or closed). The kill -9 tests against ``observatory lab serve`` are
+in test_durable_crash.py.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +39,18 @@ def durable_store(path) -> tuple[Store, StateDatabase]:
     return store, db
 
 
+def crashed(path: Path, db: StateDatabase) -> Path:
+    """The files a lab killed now would leave: ``path`` and ``path-wal`` copied as they are, then the lab's
+    connection dropped without a checkpoint. Returns the copy's path, for the next lab."""
+    after = path.with_name("after-crash.db")
+    shutil.copyfile(path, after)
+    wal = Path(f"{path}-wal")
+    if wal.exists():
+        shutil.copyfile(wal, Path(f"{after}-wal"))
+    db.close()
+    return after
+
+
 def test_each_write_is_in_the_database_when_the_store_returns(tmp_path):
     path = tmp_path / "state.db"
     store, db = durable_store(path)
@@ -43,8 +58,8 @@ def test_each_write_is_in_the_database_when_the_store_returns(tmp_path):
     b = store.create("pods", pod("b"))
     a2 = store.update("pods", {**a, "metadata": {**a["metadata"], "labels": {"gen": "2"}}})
     store.delete("pods", "default", "b")
-    db.close()
-    again, db2 = durable_store(path)
+    assert Path(f"{path}-wal").stat().st_size > 0  # the writes are in the WAL, not yet in the database file
+    again, db2 = durable_store(crashed(path, db))
     try:
         assert again.get("pods", "default", "a") == a2
         assert again.get("pods", "default", "b") is None
@@ -60,8 +75,7 @@ def test_a_delete_is_the_last_write_and_its_resource_version_is_not_issued_again
     store, db = durable_store(path)
     store.create("pods", pod("a"))
     gone = store.delete("pods", "default", "a")
-    db.close()
-    again, db2 = durable_store(path)
+    again, db2 = durable_store(crashed(path, db))
     try:
         assert again.create("pods", pod("b"))["metadata"]["resourceVersion"] == "3"
         assert gone["metadata"]["resourceVersion"] == "2"
@@ -96,8 +110,7 @@ def test_a_resume_from_before_the_restart_gets_410_and_one_at_the_restored_rv_is
     store, db = durable_store(path)
     for name in "abc":
         store.create("pods", pod(name))
-    db.close()
-    again, db2 = durable_store(path)
+    again, db2 = durable_store(crashed(path, db))
     try:
         with pytest.raises(errors.StatusError) as exc:
             again.watch("pods", None, None, since_rv=2)
