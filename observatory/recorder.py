@@ -9,6 +9,11 @@ Binding exchange ``bind()`` returns, stamped with the time it was seen, and each
 Every line passes through :func:`observatory.model.transcript.redact` with the credential values given as
 ``secrets`` (and their JSON-escaped forms) before it is written, and is flushed at once, so a crash of the app loses
 nothing already seen (the operating system still owns the page cache; nothing is fsync'ed).
+
+Cluster text (Event messages, schedulerName, conditions) is kept exactly, never cleaned: the lines are ASCII-only
+JSON (:mod:`observatory.model.recording`), so a control character is written as its ``\\uNNNN`` escape. The file
+holds no raw ESC, BEL or C1 control (``cat`` of it cannot drive a terminal), and replay shows what was recorded,
+through the screen's own filter.
 """
 
 from __future__ import annotations

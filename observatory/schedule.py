@@ -20,11 +20,15 @@ import json
 import os
 import signal
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from observatory.cliflags import add_connection_flags
+from observatory.model.text import safe
 from observatory.scheduler.options import SchedulerOptions
 from observatory.scheduler.policies import DEFAULT_POLICY, POLICIES
+
+if TYPE_CHECKING:
+    from observatory.model.decisions import SchedulingDecision
 
 __all__ = ["add_parser", "run"]
 
@@ -113,6 +117,17 @@ async def _main(settings: Any, args: argparse.Namespace, options: SchedulerOptio
         return exc.exit_code
 
 
+def decision_line(decision: SchedulingDecision, output: str) -> str:
+    """One line of ``schedule``'s stdout for ``decision``: its JSON (``output == "json"``; ``json.dumps`` with
+    ``ensure_ascii`` writes every control and non-ASCII character as a ``\\uNNNN`` escape) or its summary with
+    control characters shown as escapes (:func:`~observatory.model.text.safe`). Pod names, node names, taints and
+    API server messages are cluster text, so neither form sends a raw ESC, BEL or C1 control to a terminal or a
+    file."""
+    if output == "json":
+        return json.dumps(decision.to_json())
+    return safe(decision.summary())
+
+
 async def _serve(api: Any, options: SchedulerOptions, namespace: str | None, output: str, out: TextIO,
                  err: TextIO) -> int:
     """Run the scheduler until a signal (0) or a lost Lease (1), printing decisions to ``out``."""
@@ -120,7 +135,7 @@ async def _serve(api: Any, options: SchedulerOptions, namespace: str | None, out
     from observatory.scheduler.loop import Scheduler
 
     def log(line: str) -> None:
-        print(f"{PROG}: {line}", file=err, flush=True)
+        print(safe(f"{PROG}: {line}"), file=err, flush=True)
 
     scheduler = Scheduler(api, options, namespace=namespace, log=log)
     scope = f"namespace {namespace}" if namespace else "every namespace"
@@ -133,8 +148,7 @@ async def _serve(api: Any, options: SchedulerOptions, namespace: str | None, out
     async def consume() -> None:
         async with contextlib.aclosing(scheduler.decisions()) as decisions:  # closing it stops the watches
             async for decision in decisions:
-                line = json.dumps(decision.to_json()) if output == "json" else decision.summary()
-                out.write(line + "\n")
+                out.write(decision_line(decision, output) + "\n")
                 out.flush()
 
     stop = asyncio.Event()

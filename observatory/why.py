@@ -53,7 +53,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import sys
 import textwrap
 from collections.abc import Awaitable
@@ -70,7 +69,7 @@ from observatory.model.diagnosis import SCHEDULER_LEASE, Diagnosis
 from observatory.model.fit import FitPreview, compared
 from observatory.model.records import LeaseView
 from observatory.model.state import ClusterState
-from observatory.model.text import safe
+from observatory.model.text import safe, safe_json
 from observatory.model.victims import Victim, victims_of
 from observatory.scheduling.volumes import VolumeCatalog, parse_pod_volumes
 from observatory.settings import Settings
@@ -310,14 +309,11 @@ def _lease_text(lease: LeaseView | None, now: datetime) -> str:
 
 
 def json_text(why: Why) -> str:
-    """The ``-o json`` document, indented, with a final newline. Non-ASCII text is written as is; a lone surrogate
-    (which ``json.loads`` makes of ``"\\ud800"``, and no UTF-8 stream can carry) is written as its ``\\udXXX``
-    escape, so the document still reads back as the same value."""
-    document = json.dumps(why.to_json(), indent=2, ensure_ascii=False) + "\n"
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
+    """The ``-o json`` document, indented, with a final newline. Non-ASCII text is written as is; control
+    characters (C0, DEL, C1), bidi controls and lone surrogates (which ``json.loads`` makes of ``"\\ud800"``, and no
+    UTF-8 stream can carry) are written as their ``\\uNNNN`` escapes (:func:`~observatory.model.text.safe_json`), so
+    the document never drives a terminal and still reads back as the same value."""
+    return safe_json(json.dumps(why.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
 def render_text(why: Why, out: TextIO, *, now: datetime | None = None) -> None:
@@ -430,18 +426,18 @@ async def run(settings: Settings, *, pod: str, namespace: str | None, output: st
                     await _wait_for_scheduler(connection.api, ns, name, LAB_WAIT_SECONDS)
                 got = await gather(connection.api, ns, name)
             except Unreachable as exc:
-                print(f'observatory: Lost the cluster of context "{connection.context}" while reading pod {ns}/{name}. '
-                      f"{exc} {LAB_HINT}", file=err)
+                print(safe(f'observatory: Lost the cluster of context "{connection.context}" while reading pod '
+                           f"{ns}/{name}. {exc} {LAB_HINT}"), file=err)
                 return EXIT_CONNECT
             except ApiError as exc:
-                print(exc.kubectl(), file=err)
+                print(safe(exc.kubectl()), file=err)  # the API server's message: any text
                 return EXIT_API_ERROR
     except NotConnected as exc:
         return exc.exit_code
     try:
         result = why_from(got)
     except ValueError as exc:
-        print(f"observatory: the API server's answer for pod {ns}/{name} cannot be used: {exc}", file=err)
+        print(safe(f"observatory: the API server's answer for pod {ns}/{name} cannot be used: {exc}"), file=err)
         return EXIT_API_ERROR
     try:
         if output == "json":

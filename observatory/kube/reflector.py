@@ -21,6 +21,13 @@ What it does, as client-go's reflector does (``k8s.io/client-go/tools/cache/refl
    resuming the watch from the last RV (or relisting if the list never finished). ``live`` returns when the new
    watch is accepted; after a silent watch, only when it sends its first line.
 5. **403 Forbidden** on list or watch: ``forbidden`` with the API server's message, retried every ``backoff_max``.
+6. **A resourceVersion that goes backwards** (:func:`went_backwards`): a watch event or BOOKMARK whose RV is lower
+   than the RV the reflector holds (the list RV it resumed from, or the last event's), which also covers an event
+   older than the RV held for that object and a resumed watch whose first event is older than what it holds. The
+   server lost history it had acknowledged (restored from an older state, then handing out the same RVs again), so
+   what the reflector built on is stale: ``resyncing``, then a fresh list (:class:`Relisted`, which replaces
+   everything held: ghosts vanish, missed objects appear), then ``live``. The event itself is not passed on. A
+   watch answered ``504 Too large resource version`` (the server is behind the RV held) is handled the same way.
 
 Objects are passed through as the dicts ``json.loads`` made, with ``metadata.managedFields`` removed. List items
 have no ``kind``/``apiVersion`` (the API server leaves them out); watch objects have them.
@@ -33,6 +40,7 @@ import collections
 import contextlib
 import json
 import random
+import re
 import statistics
 import time
 from collections.abc import AsyncGenerator
@@ -46,7 +54,7 @@ from observatory.kube.fetch import list_all
 from observatory.kube.rawhttp import ApiError, Unreachable, api_error, drop_managed_fields, open_response, unreachable
 from observatory.model.deltas import Deleted, Delta, Relisted, Upserted, WatchState
 
-__all__ = ["CLUSTER_SCOPED", "KINDS", "Reflector"]
+__all__ = ["CLUSTER_SCOPED", "KINDS", "Reflector", "went_backwards"]
 
 KINDS = {"pods": True, "events": True, "nodes": False, "namespaces": False, "persistentvolumeclaims": True,
          "persistentvolumes": False, "storageclasses": False}
@@ -60,6 +68,10 @@ MAX_LINE = 32 * 1024 * 1024
 
 class _Expired(Exception):
     """410: the resourceVersion (or continue token) is older than the server's history."""
+
+
+class _Backwards(Exception):
+    """A watch event or BOOKMARK older than the resourceVersion held (module docstring, 6)."""
 
 
 class _Forbidden(Exception):
@@ -87,8 +99,8 @@ class Reflector:
     ``min_silence`` seconds and at most ``read_timeout`` — so a server that bookmarks every 5 s (the lab) is called
     stale after 15 s of silence, not 90. ``backoff_initial`` and
     ``backoff_max``: seconds, for retries. ``field_selector`` (e.g. ``spec.nodeName!=``) is sent with every list
-    and watch. ``resource_version`` is the last RV seen; ``relists`` and ``reconnects`` count what happened (for
-    the resilience figures).
+    and watch. ``resource_version`` is the last RV seen; ``relists``, ``reconnects`` and ``backwards`` (RVs that
+    went backwards) count what happened (for the resilience figures).
     """
 
     def __init__(self, api: client.ApiClient, kind: str, namespace: str | None, *, page_size: int = 500,
@@ -111,6 +123,7 @@ class Reflector:
         self.resource_version = ""
         self.relists = 0
         self.reconnects = 0
+        self.backwards = 0
         self._state: tuple[str, str] | None = None
         root = GROUP_PATHS.get(kind, "/api/v1")
         base = f"{root}/namespaces/{self.namespace}" if self.namespace else root
@@ -129,6 +142,7 @@ class Reflector:
         short_streak = 0
         stale_since: datetime | None = None
         need_bytes = False
+        rvs_reused = False
         while True:
             try:
                 if need_list:
@@ -136,7 +150,8 @@ class Reflector:
                     need_list, failures, stale_since, need_bytes = False, 0, None, False
                     self.resource_version = rv
                     self.relists += 1
-                    yield Relisted(self.kind, tuple(objs), rv)
+                    yield Relisted(self.kind, tuple(objs), rv, rvs_reused=rvs_reused)
+                    rvs_reused = False
                     state = self._enter("live")
                     if state is not None:
                         yield state
@@ -159,7 +174,8 @@ class Reflector:
                     await self._pause(self._backoff(short_streak))
                 else:
                     short_streak = 0
-            except _Expired as exc:
+            except (_Expired, _Backwards) as exc:
+                rvs_reused = rvs_reused or isinstance(exc, _Backwards)
                 expired_streak += 1
                 need_list = True
                 state = self._enter("resyncing", detail=str(exc))
@@ -276,7 +292,8 @@ class Reflector:
 
     def _event(self, line: bytes) -> list[Delta]:
         """The deltas of one watch line (none for a BOOKMARK); raises _Expired for a 410 ERROR, _Forbidden for a
-        403 one and _Trouble for any other ERROR or an unparsable line."""
+        403 one, _Trouble for any other ERROR or an unparsable line and _Backwards for an RV lower than the one
+        held."""
         try:
             event = json.loads(line)
             type_, obj = event["type"], event["object"]
@@ -293,6 +310,11 @@ class Reflector:
             raise _Trouble(f"The watch of {self.kind} ended with an error: {message}.")
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         if rv:
+            if went_backwards(self.resource_version, str(rv)):
+                self.backwards += 1
+                raise _Backwards(f"The API server sent {self.kind} at resourceVersion {rv}, older than the "
+                                 f"{self.resource_version} already seen: it lost history, so the {self.kind} are "
+                                 "listed again.")
             self.resource_version = str(rv)
         if type_ == "BOOKMARK":
             now = time.monotonic()
@@ -321,9 +343,11 @@ class Reflector:
         status, phrase = error.status, error.phrase
         message = " ".join(error.message.split())[:300] or f"{status} {phrase}".strip()
         verb = "list" if listing else "watch"
-        if status == 410 or "Too large resource version" in message:
+        if "Too large resource version" in message:
             # 504 "Too large resource version": the server is behind our resourceVersion (restarted, restored from
             # an older state); like client-go's reflector, relist rather than wait for it.
+            raise _Backwards(message)
+        if status == 410:
             raise _Expired(message)
         if status == 403:
             raise _Forbidden(message)
@@ -353,6 +377,25 @@ class Reflector:
             return None
         self._state = key
         return WatchState(self.kind, state, since or datetime.now(UTC), detail)
+
+
+_DECIMAL = re.compile("0|[1-9][0-9]{0,30}")
+
+
+def went_backwards(held: str, seen: str) -> bool:
+    """True when resourceVersion ``seen`` (a watch event's or BOOKMARK's) is lower than ``held`` (the list RV the
+    watch resumed from, or the last event's).
+
+    resourceVersions are opaque to Kubernetes clients: in v1.34 the API conventions allow only equality, and
+    client-go's reflector (``tools/cache/reflector.go``) stores whatever RV it last saw without comparing. Every
+    etcd-backed server (kube-apiserver, and the lab) issues them as etcd revisions, decimal integers that only grow
+    (KEP-5504 makes that comparison official from v1.35). So the comparison is applied only when both are canonical
+    decimal integers (no sign, no leading zero, no ``_``, ASCII digits); any other pair never counts as backwards,
+    and the reflector behaves as client-go's. An event whose RV equals the one held is not backwards (a BOOKMARK
+    may repeat it)."""
+    if not (_DECIMAL.fullmatch(held) and _DECIMAL.fullmatch(seen)):
+        return False
+    return int(seen) < int(held)
 
 
 def _retry_after(value: str | None) -> float | None:

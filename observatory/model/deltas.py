@@ -65,12 +65,15 @@ class Relisted:
     """The complete current set of ``kind`` after a (re)list, at list ``resource_version``.
 
     State diffs against it: objects it lacks are removed (no ghosts), the others updated (no duplicates).
-    ``objs`` may be given as any iterable; it is stored as a tuple.
+    ``objs`` may be given as any iterable; it is stored as a tuple. ``rvs_reused``: the list follows a
+    resourceVersion that went backwards (the server lost history and may have issued the same RVs again), so an
+    object whose RV equals the one held may still differ and is rebuilt, never skipped.
     """
 
     kind: str
     objs: tuple[Mapping[str, Any], ...]
     resource_version: str = ""
+    rvs_reused: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.objs, tuple):

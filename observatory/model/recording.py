@@ -1,8 +1,10 @@
 """The JSON Lines format of ``observatory --record FILE`` and ``observatory replay FILE [--speed X]``.
 
-One JSON object per line, ASCII only (``\\n`` and non-ASCII characters inside strings are escaped), so a line
-never holds a newline. The first line is the header; every later line is an entry with ``t``, seconds since the
-header's ``started`` (a float), and ``at``, the wall-clock time (RFC 3339)::
+One JSON object per line, ASCII only (``\\n``, every control character and every non-ASCII character inside
+strings are escaped as ``\\uNNNN``), so a line never holds a newline and the file never holds a raw ESC, BEL or C1
+control: ``cat`` of a recording cannot drive a terminal, while replay decodes the exact text that was recorded.
+The first line is the header; every later line is an entry with ``t``, seconds since the header's ``started`` (a
+float), and ``at``, the wall-clock time (RFC 3339)::
 
     {"type":"header","format":"observatory-recording","version":1,"started":"2026-11-29T10:00:00Z",
      "context":"observatory-lab","server":"http://127.0.0.1:43121","namespace":"","lab":true}
@@ -19,8 +21,10 @@ header's ``started`` (a float), and ``at``, the wall-clock time (RFC 3339)::
 
 ``namespace`` is "" when every namespace was watched. ``delta`` names the :mod:`.deltas` class (``upserted``,
 ``deleted``, ``relisted``, ``watch`` for WatchState) and ``kind`` is its resource (``pods``, ``nodes``,
-``events``). A body is text when it is valid UTF-8, else base64 with the ``…Base64`` flag true, so every value
-decodes to one equal to what was encoded. Aware times are written with their offset (``Z`` for UTC).
+``events``); a ``relisted`` line carries ``"rvsReused":true`` when the list followed a resourceVersion that went
+backwards (:attr:`.deltas.Relisted.rvs_reused`). A body is text when it is valid UTF-8, else base64 with the
+``…Base64`` flag true, so every value decodes to one equal to what was encoded. Aware times are written with
+their offset (``Z`` for UTC).
 
 Credentials: exchanges never carry them (:mod:`.exchange` drops ``Authorization`` and cookies on construction)
 and a server URL's ``user:password@`` is dropped from the header; the writer should still pass every line through
@@ -175,6 +179,8 @@ def encode_delta(delta: Delta, *, t: float, at: datetime) -> str:
         out.update(delta="deleted", kind=delta.kind, obj=delta.obj)
     elif isinstance(delta, Relisted):
         out.update(delta="relisted", kind=delta.kind, objs=list(delta.objs), resourceVersion=delta.resource_version)
+        if delta.rvs_reused:
+            out["rvsReused"] = True
     elif isinstance(delta, WatchState):
         out.update(delta="watch", kind=delta.kind, state=delta.state,
                    since=rfc3339(delta.since) if delta.since is not None else None, detail=delta.detail)
@@ -315,7 +321,8 @@ def _decode_delta(f: _Fields) -> Delta:
         objs = f.get("objs", list, "a list of JSON objects")
         if not all(isinstance(o, dict) for o in objs):
             raise f.fail("'objs' must be a list of JSON objects")
-        return Relisted(kind, tuple(objs), f.text("resourceVersion"))
+        return Relisted(kind, tuple(objs), f.text("resourceVersion"),
+                        rvs_reused=f.get("rvsReused", bool, "true or false", optional=True) or False)
     if tag == "watch":
         return WatchState(kind, f.text("state"), f.time("since", optional=True), f.text("detail"))
     raise f.fail(f"unknown delta {tag!r} (expected upserted, deleted, relisted or watch)")

@@ -235,7 +235,7 @@ class ClusterState:
         for key, obj in seen.items():
             old = current.get(key)
             rv = text(mapping(mapping(obj).get("metadata")).get("resourceVersion"))
-            if old is not None and rv and old.resource_version == rv:
+            if old is not None and rv and old.resource_version == rv and not delta.rvs_reused:
                 continue  # unchanged since we saw it: skip building the record
             if kind == PODS:
                 self._set_pod(key, PodView.from_api(obj), "RELISTED", now, areas)

@@ -25,7 +25,7 @@ from .exchange import BindingExchange
 from .recording import exchange_to_json
 from .records import EventView, PodView
 from .state import ClusterState
-from .text import safe
+from .text import safe, safe_json
 from .timefmt import rfc3339
 
 __all__ = [
@@ -199,11 +199,11 @@ class Transcript:
 def render(transcript: Transcript, secrets: Iterable[str] = ()) -> tuple[str, str]:
     """``(markdown, json_text)`` ready to write, both passed through :func:`redact` with ``secrets`` (the
     kubeconfig's credential values). The Markdown shows control characters as escapes (:func:`~.text.safe`), so
-    ``cat`` of the file cannot drive a terminal; the JSON text escapes them as JSON does, is indented by 2 and ends
-    with a newline."""
+    ``cat`` of the file cannot drive a terminal; the JSON text writes them as JSON ``\\uNNNN`` escapes
+    (:func:`~.text.safe_json`: the same value, no raw control byte), is indented by 2 and ends with a newline."""
     secrets = list(secrets)
     markdown = safe(redact(transcript.to_markdown(), secrets))
-    text = json.dumps(transcript.to_json(), indent=2, ensure_ascii=False) + "\n"
+    text = safe_json(json.dumps(transcript.to_json(), indent=2, ensure_ascii=False) + "\n")
     return markdown, redact(text, secrets)
 
 

@@ -178,7 +178,8 @@ class TeachingController:
     def screenshot_svg(self) -> Path | None:
         """Save an SVG of the screen as ``observatory-YYYYmmdd-HHMMSS.svg`` in the screenshot folder, made when
         missing (``-2``, ``-3`` … when that second already has one). Returns the path, or None after notifying why
-        not."""
+        not. The SVG holds the screen as drawn, after :class:`~observatory.ui.printable.PrintableFilter`: no
+        control character of cluster text reaches the file."""
         folder = self.screenshot_dir
         stamp = f"observatory-{self.host.now().astimezone():%Y%m%d-%H%M%S}"
         name, n = f"{stamp}.svg", 1

@@ -422,3 +422,38 @@ def test_text_output_never_passes_terminal_control_sequences_through():
     assert "\x1b" not in cleaned and "\x00" not in cleaned and "\u202e" not in cleaned
     assert cleaned == "0/2 nodes are available: 1 Insufficient \\u202e\\x00cpu\\x1b[31mRED\\x1b[0m."
     assert safe("tabs\tand plain text stay") == "tabs\tand plain text stay"
+
+
+def post(lab: Lab, path: str, obj: dict[str, Any]) -> None:
+    request = urllib.request.Request(lab.url + path, data=json.dumps(obj).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as resp:
+        assert resp.status == 201
+
+
+def test_the_installed_command_to_a_pipe_sends_no_raw_control(refusals):
+    """A FailedScheduling Event whose message would retitle the terminal, fill its clipboard (OSC 52), clear it and
+    send C1 controls (from a scheduler of its own, so the lab's leaves the pod alone): ``why``'s text and JSON on a
+    pipe hold none of those bytes; the text shows them as escapes, the JSON keeps the message."""
+    from tests.unit.test_clean_output import HOSTILE, raw_controls
+
+    post(refusals, "/api/v1/namespaces/default/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "planted"},
+        "spec": {"schedulerName": "planted-scheduler",
+                 "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10"}]}})
+    message = f"0/2 nodes are available: {HOSTILE}"
+    post(refusals, "/api/v1/namespaces/default/events", {
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": "planted.1"}, "type": "Warning",
+        "reason": "FailedScheduling", "message": message, "source": {"component": "planted-scheduler"},
+        "reportingComponent": "planted-scheduler", "lastTimestamp": "2026-11-29T09:29:00Z", "count": 1,
+        "involvedObject": {"kind": "Pod", "namespace": "default", "name": "planted", "apiVersion": "v1"}})
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "KUBECONFIG")}
+    outputs = {}
+    for output in ("text", "json"):
+        result = subprocess.run([COMMAND, "why", "planted", "--kubeconfig", refusals.kubeconfig, "-o", output],
+                                capture_output=True, env=env, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert raw_controls(result.stdout) == [] and raw_controls(result.stderr) == []
+        outputs[output] = result.stdout
+    assert json.loads(outputs["json"])["diagnosis"]["failedScheduling"]["raw"] == message
+    assert b"\\x1b]52;c;aGk=\\x07" in outputs["text"]

@@ -45,6 +45,7 @@ def every_delta() -> list:
     return [
         Relisted("pods", rec.initial.pods, rec.initial.resource_version),
         Relisted("nodes", (), ""),
+        Relisted("pods", rec.initial.pods, "495", rvs_reused=True),
         Upserted("pods", pod, "ADDED"),
         Upserted("pods", rec.changes[0][3], "MODIFIED"),
         Deleted("events", rec.initial.events[0] if rec.initial.events else {"metadata": {"name": "e"}}),
@@ -55,7 +56,7 @@ def every_delta() -> list:
     ]
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(9))
 def test_every_delta_round_trips(index):
     delta = every_delta()[index]
     line = encode_delta(delta, t=1.25, at=T0)
