@@ -28,8 +28,10 @@ class LabSettings(BaseModel):
     state_save_interval: float = Field(10.0, gt=0)
     """Seconds between periodic saves when ``--state`` is given (the store is also saved on shutdown)."""
 
-    watch_queue_limit: int = Field(100_000, ge=100)
-    """Events queued for one slow watcher before the lab ends that watch (clients then re-watch)."""
+    watch_queue_limit: int = Field(10_000, ge=100)
+    """Changes one watcher may fall behind before the lab closes it as unresponsive, as kube-apiserver's cacher
+    does (clients then watch again from their last resourceVersion). Queued changes are shared with the history and
+    every other watcher; the default equals ``history_size``, the most a client could resume from anyway."""
 
     token: bool = False
     """Require a generated bearer token even on loopback; the lab's kubeconfig carries it (``users[].user.token``).
