@@ -33,6 +33,11 @@ class LabSettings(BaseModel):
     does (clients then watch again from their last resourceVersion). Queued changes are shared with the history and
     every other watcher; the default equals ``history_size``, the most a client could resume from anyway."""
 
+    event_ttl: int = Field(3600, ge=0)
+    """kube-apiserver's ``--event-ttl`` in whole seconds: each Event is deleted this long after its last write, as
+    its etcd lease runs out (watchers see DELETED); 0 keeps Events forever. Env ``OBSERVATORY_LAB__EVENT_TTL``;
+    ``observatory lab serve --event-ttl 30m``."""
+
     token: bool = False
     """Require a generated bearer token even on loopback; the lab's kubeconfig carries it (``users[].user.token``).
     Like the lab on any other address (which always requires one), it then serves HTTPS with a generated CA, in the
