@@ -7,11 +7,12 @@ benchmark records with). Budget: three labs, one after the other in one test (ab
 machine, 6 s on a loaded one) and a few seconds of watching each: under 30 s in all, in parallel with the rest under
 xdist.
 
-The margins come from measurements on this machine (``bench/results/watch_memory.md``): with the shared encodings
+The margins come from measurements on this machine (``python -m bench watchmem --pods 1000 --watchers 1,25
+--repeats 1 --baseline-tree DIR``; a larger run is in ``bench/results/watch_memory.md``): with the shared encodings
 the growth of one watcher and of 25 is the same, about 1.5 MiB, and the settled RSS is within 2 MiB of the start;
-before them, one watcher grew the lab by 6 MiB and 25 by 66 MiB, 61 MiB of which stayed. The bound allowed, three
-times the growth of one watcher plus 8 MiB (eight of CPython's 1 MiB object arenas, for allocator noise), is far
-below what N x M costs and far above what M costs.
+before them (ae972c5), one watcher grew the lab by 6 MiB and 25 by 66 MiB, 61 MiB of which stayed, and 25 stalled
+watchers the same. The bound allowed, three times the growth of one watcher plus 8 MiB (eight of CPython's 1 MiB
+object arenas, for allocator noise), is far below what N x M costs and far above what M costs.
 """
 
 from __future__ import annotations
