@@ -1,4 +1,5 @@
-"""``python -m bench NAME [options]``: run one benchmark (``scale``, ``lab``, ``cluster``); see bench/README.md.
+"""``python -m bench NAME [options]``: run one benchmark (``scale``, ``lab``, ``cluster``, ``watchmem``); see
+bench/README.md.
 
 The older benchmarks still run as modules too (``python -m bench.lab_bench``, ``python -m bench.cluster_bench``).
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 import runpy
 import sys
 
-USAGE = "usage: python -m bench {scale,lab,cluster} [options]   (python -m bench NAME --help for each)"
+USAGE = "usage: python -m bench {scale,lab,cluster,watchmem} [options]   (python -m bench NAME --help for each)"
 
 
 def main(argv: list[str]) -> int:
@@ -24,6 +25,10 @@ def main(argv: list[str]) -> int:
         from bench.lab_bench import main as lab_main
 
         return lab_main(rest)
+    if name == "watchmem":
+        from bench.watch_memory import main as watchmem_main
+
+        return watchmem_main(rest)
     if name == "cluster":
         sys.argv = ["python -m bench.cluster_bench", *rest]
         runpy.run_module("bench.cluster_bench", run_name="__main__")

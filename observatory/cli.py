@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--state", type=Path, metavar="PATH",
                        help="keep every object in this SQLite database, each write committed before it is "
                        "answered, and reload it at start (an earlier lab's JSON state file is migrated once)")
+    serve.add_argument("--event-ttl", type=event_ttl, default=None, metavar="DURATION",
+                       help="how long an Event is kept after its last write, as kube-apiserver's --event-ttl: a Go "
+                       "duration such as 1h, 30m or 90s (default 1h; 0 keeps Events forever)")
     serve.add_argument("--scheduler-name", action="append", default=[], metavar="NAME",
                        help="another schedulerName the lab's default-scheduler answers to (repeatable)")
     serve.add_argument("--no-scheduler", action="store_true", help="do not run the simulated default-scheduler")
@@ -86,6 +89,21 @@ def build_parser() -> argparse.ArgumentParser:
     classroom.add_parsers(commands)
     schedule.add_parser(commands)
     return parser
+
+
+def event_ttl(text: str) -> int:
+    """``--event-ttl``: a Go duration (``time.ParseDuration``), in whole seconds as kube-apiserver passes it on
+    (``uint64(EventTTL.Seconds())``). A bad value gets pflag's sentence (``flag.go``: ``invalid argument %q for %q
+    flag: %v``) around Go's error; a negative one is refused."""
+    from observatory.lab.goparse import parse_duration
+
+    try:
+        nanoseconds = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f'invalid argument "{text}" for "--event-ttl" flag: {exc}') from None
+    if nanoseconds < 0:
+        raise argparse.ArgumentTypeError(f"{text}: an Event TTL cannot be negative (0 keeps Events forever)")
+    return nanoseconds // 1_000_000_000
 
 
 def add_why_parser(commands: argparse._SubParsersAction) -> None:
@@ -177,6 +195,7 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
         "token": settings.lab.token or args.token,
         "rbac": args.rbac or settings.lab.rbac,
         "scheduler_names": list(dict.fromkeys([*settings.lab.scheduler_names, *args.scheduler_name])),
+        "event_ttl": settings.lab.event_ttl if args.event_ttl is None else args.event_ttl,
     })
 
     async def run() -> int:

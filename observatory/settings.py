@@ -31,8 +31,15 @@ class LabSettings(BaseModel):
     across a crash of the lab's process (``kill -9``); ``full`` also fsyncs each commit, so writes survive power
     loss too, at about three times the cost per write (see :mod:`observatory.lab.persistence`)."""
 
-    watch_queue_limit: int = Field(100_000, ge=100)
-    """Events queued for one slow watcher before the lab ends that watch (clients then re-watch)."""
+    watch_queue_limit: int = Field(10_000, ge=100)
+    """Changes one watcher may fall behind before the lab closes it as unresponsive, as kube-apiserver's cacher
+    does (clients then watch again from their last resourceVersion). Queued changes are shared with the history and
+    every other watcher; the default equals ``history_size``, the most a client could resume from anyway."""
+
+    event_ttl: int = Field(3600, ge=0)
+    """kube-apiserver's ``--event-ttl`` in whole seconds: each Event is deleted this long after its last write, as
+    its etcd lease runs out (watchers see DELETED); 0 keeps Events forever. Env ``OBSERVATORY_LAB__EVENT_TTL``;
+    ``observatory lab serve --event-ttl 30m``."""
 
     token: bool = False
     """Require a generated bearer token even on loopback; the lab's kubeconfig carries it (``users[].user.token``).

@@ -1,9 +1,10 @@
-"""The errors of Go's own parsers behind the typed decoder's Time and MicroTime fields.
+"""The errors of Go's own parsers behind the typed decoder's Time and MicroTime fields, and Go's duration parser.
 
 Reproduces, errors only, Go ``src/time/format.go`` ``time.Parse`` for the RFC3339 and RFC3339Micro layouts (what
 ``metav1.Time``/``metav1.MicroTime`` ``UnmarshalJSON`` return), plus ``unicode.IsSpace`` as ``strings.TrimSpace``
 uses it. :mod:`observatory.lab.gotypes` reports these texts; the Quantity fields' errors are those of
 :func:`observatory.scheduling.quantity.quantity_error`, the one port of apimachinery's ``ParseQuantity``.
+:func:`parse_duration` is ``time.ParseDuration`` (values and errors), for duration flags such as ``--event-ttl``.
 """
 
 from __future__ import annotations
@@ -145,3 +146,81 @@ def _time_error(text: str, layout: str) -> str | None:
     if not 1 <= day <= _days_in(month, year):
         return out_of_range("day")
     return None
+
+
+# -- time.ParseDuration (Go src/time/format.go) --------------------------------------------------------------------
+
+_DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "\u03bcs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
+                   "m": 60_000_000_000, "h": 3_600_000_000_000}
+"""time's ``unitMap``: "µs" is both U+00B5 (micro sign) and U+03BC (Greek mu)."""
+
+
+def parse_duration(text: str) -> int:
+    """``time.ParseDuration(text)`` in nanoseconds: a possibly signed sequence of decimal numbers, each with an
+    optional fraction and a unit ("300ms", "-1.5h", "2h45m"; units ns, us/µs, ms, s, m, h).
+
+    Raises ValueError with Go's text: ``time: invalid duration "<text>"``, ``time: missing unit in duration
+    "<text>"`` or ``time: unknown unit "<unit>" in duration "<text>"`` (quoted by time's ``quote``).
+    """
+    raw = text.encode("utf-8", "surrogateescape")
+    invalid = ValueError(f"time: invalid duration {_time_quote(raw)}")
+    s = raw
+    neg = False
+    if s[:1] in (b"-", b"+"):
+        neg = s[:1] == b"-"
+        s = s[1:]
+    if s == b"0":
+        return 0
+    if not s:
+        raise invalid
+    total = 0
+    while s:
+        if not (s[:1] == b"." or s[:1].isdigit()):
+            raise invalid
+        digits = len(s) - len(s.lstrip(b"0123456789"))
+        whole_text, s = s[:digits], s[digits:]
+        whole = 0
+        for c in whole_text:  # leadingInt: an overflow past 1<<63 is an invalid duration
+            if whole > (1 << 63) // 10:
+                raise invalid
+            whole = whole * 10 + c - 48
+            if whole > 1 << 63:
+                raise invalid
+        frac, scale, post = 0, 1.0, False
+        if s[:1] == b".":
+            s = s[1:]
+            digits = len(s) - len(s.lstrip(b"0123456789"))
+            post = digits > 0
+            overflow = False
+            for c in s[:digits]:  # leadingFraction: stops gaining precision instead of failing
+                if overflow or frac > ((1 << 63) - 1) // 10 or frac * 10 + c - 48 > 1 << 63:
+                    overflow = True
+                    continue
+                frac, scale = frac * 10 + c - 48, scale * 10
+            s = s[digits:]
+        if not whole_text and not post:
+            raise invalid
+        end = 0
+        while end < len(s) and not (s[end:end + 1] == b"." or s[end:end + 1].isdigit()):
+            end += 1
+        if end == 0:
+            raise ValueError(f"time: missing unit in duration {_time_quote(raw)}")
+        unit_text, s = s[:end], s[end:]
+        unit = _DURATION_UNITS.get(unit_text.decode("utf-8", "surrogateescape"))
+        if unit is None:
+            raise ValueError(f"time: unknown unit {_time_quote(unit_text)} in duration {_time_quote(raw)}")
+        if whole > (1 << 63) // unit:
+            raise invalid
+        value = whole * unit
+        if frac > 0:
+            value += int(float(frac) * (float(unit) / scale))
+            if value > 1 << 63:
+                raise invalid
+        total += value
+        if total > 1 << 63:
+            raise invalid
+    if neg:
+        return -total
+    if total > (1 << 63) - 1:
+        raise invalid
+    return total

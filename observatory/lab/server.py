@@ -28,6 +28,7 @@ from aiohttp import web
 
 from observatory.lab import errors, kubeconfig, persistence, priorityclass, rbac, scenarios, security
 from observatory.lab.api import LabContext, build_app
+from observatory.lab.eventttl import EventTTL
 from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
 from observatory.lab.simulation import Simulations, cancel_all
@@ -248,6 +249,8 @@ class LabServer:
         if self._managed:
             self.kubeconfig_path = kubeconfig.claim_default(own, self.url)
         self.simulations.start()
+        if self.settings.event_ttl:  # Events expire as their etcd lease would (lab/eventttl.py)
+            self._tasks.append(asyncio.create_task(EventTTL(self.store, self.settings.event_ttl).run()))
 
     async def stop(self) -> None:
         """End every watch, stop listening, give up the lab's kubeconfig under the cache directory (see

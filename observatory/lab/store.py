@@ -20,7 +20,6 @@ Everything here is synchronous and runs on the server's event loop, so each writ
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import collections
 import logging
@@ -31,14 +30,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from observatory.lab import errors
+from observatory.lab.watchers import Predicate, Watcher, safe_match
+
+__all__ = ["Change", "Key", "Predicate", "Store", "Watcher", "now_rfc3339", "safe_match"]
 
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str, str]
 """(resource, namespace, name); namespace is "" for cluster-scoped resources."""
-
-Predicate = Callable[[dict[str, Any]], bool]
-
 
 def now_rfc3339() -> str:
     """The current time as Kubernetes serialises ``metav1.Time``: RFC 3339, seconds, ``Z``."""
@@ -50,7 +49,9 @@ class Change:
     """One committed write: ``type`` is ADDED, MODIFIED or DELETED; ``old`` is the previous state (None on ADDED).
 
     ``encoded`` caches wire encodings of this change (keyed by the encoder), so a fan-out to many watchers
-    serialises each event once, as the cacher does.
+    serialises each event once, as the cacher's ``cachingObject`` does. ``derived`` holds the ADDED or DELETED this
+    change becomes for a selector watch whose match flips, made once and shared by every such watcher. Both live as
+    long as the change: in the resource's history window, or in a watcher's queue.
     """
 
     rv: int
@@ -60,61 +61,25 @@ class Change:
     obj: dict[str, Any]
     old: dict[str, Any] | None
     encoded: dict[Any, bytes] = field(default_factory=dict, compare=False, repr=False)
+    derived: dict[str, Change] = field(default_factory=dict, compare=False, repr=False)
 
+    def as_type(self, type_: str) -> Change:
+        """This change delivered as ``type_`` (ADDED or DELETED) to a watcher whose filter flipped, one per change.
 
-@dataclass(eq=False)
-class Watcher:
-    """One open watch. The server drains :attr:`queue`; ``None`` in the queue means the store closed the watch."""
-
-    resource: str
-    namespace: str | None
-    predicate: Predicate | None
-    queue: asyncio.Queue[Change | None] = field(default_factory=asyncio.Queue)
-    limit: int = 100_000
-    closed: bool = False
-    min_rv: int = 0
-    """Changes at or below this resourceVersion are never delivered (a watch from a future resourceVersion)."""
-
-    def offer(self, change: Change) -> None:
-        """Translate ``change`` for this watcher's filter and queue it (ADDED/DELETED when the match flips)."""
-        if self.closed or change.resource != self.resource or change.rv <= self.min_rv:
-            return
-        if self.namespace is not None and change.key[1] != self.namespace:
-            return
-        pred = self.predicate
-        if pred is None:
-            self._put(change)
-            return
-        new_match = change.type != "DELETED" and safe_match(pred, change.obj)
-        old_obj = change.obj if change.type == "DELETED" else change.old
-        old_match = old_obj is not None and safe_match(pred, old_obj)
-        if new_match and old_match:
-            self._put(change)
-        elif new_match:
-            self._put(Change(change.rv, "ADDED", change.resource, change.key, change.obj, None))
-        elif old_match and old_obj is not None:
-            # cacheWatcher sends the last state that matched, carrying the new resourceVersion.
-            last = {**old_obj, "metadata": {**old_obj["metadata"], "resourceVersion": str(change.rv)}}
-            self._put(Change(change.rv, "DELETED", change.resource, change.key, last, old_obj))
-
-    def _put(self, change: Change) -> None:
-        if self.queue.qsize() >= self.limit:
-            self.close()
-            return
-        self.queue.put_nowait(change)
-
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.queue.put_nowait(None)
-
-
-def safe_match(predicate: Predicate, obj: dict[str, Any]) -> bool:
-    """A selector that cannot read an object does not match it; it never stops the fan-out to other watchers."""
-    try:
-        return bool(predicate(obj))
-    except Exception:
-        return False
+        DELETED carries the last state that matched with this change's resourceVersion, as cacheWatcher's
+        ``convertToWatchEvent`` sends it (apiserver ``pkg/storage/cacher/cache_watcher.go``).
+        """
+        made = self.derived.get(type_)
+        if made is None:
+            if type_ == "ADDED":
+                made = Change(self.rv, "ADDED", self.resource, self.key, self.obj, None)
+            else:
+                old_obj = self.obj if self.type == "DELETED" else self.old
+                assert old_obj is not None
+                last = {**old_obj, "metadata": {**old_obj["metadata"], "resourceVersion": str(self.rv)}}
+                made = Change(self.rv, "DELETED", self.resource, self.key, last, old_obj)
+            self.derived[type_] = made
+        return made
 
 
 class Store:
@@ -290,13 +255,18 @@ class Store:
         namespace: str | None,
         predicate: Predicate | None,
         since_rv: int | None,
+        *,
+        limit: int | None = None,
+        identifier: str = "",
     ) -> Watcher:
         """Open a watch delivering changes after ``since_rv`` (None: from now, the caller sends initial ADDEDs).
 
         Raises Expired (410) ``too old resource version: <rv> (<oldest-1>)`` when ``since_rv`` is older than the
-        history window. For a ``since_rv`` ahead of the store only changes after it are delivered.
+        history window. For a ``since_rv`` ahead of the store only changes after it are delivered. ``limit`` is the
+        most changes the watcher may fall behind before it is closed (default: the store's ``watch_queue_limit``).
         """
-        watcher = Watcher(resource, namespace, predicate, limit=self._watch_queue_limit)
+        watcher = Watcher(resource, namespace, predicate, limit=limit or self._watch_queue_limit,
+                          identifier=identifier)
         if since_rv is not None and since_rv > self.resource_version:
             watcher.min_rv = since_rv
         elif since_rv is not None and since_rv < self.resource_version:

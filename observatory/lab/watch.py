@@ -4,7 +4,10 @@ Reproduces apiserver ``pkg/endpoints/handlers/watch.go`` (``serveWatch``: the JS
 ``pkg/endpoints/handlers/get.go`` (``ListResource`` with ``watch=true``: ``resourceVersion``, ``timeoutSeconds``,
 ``allowWatchBookmarks``, ``sendInitialEvents``), with the 410 Expired ERROR event and the initial-events-end
 BOOKMARK of ``pkg/storage/cacher`` (reference §3.2). Events come from the store's watch fan-out
-(:meth:`~observatory.lab.store.Store.watch`).
+(:meth:`~observatory.lab.store.Store.watch`), each encoded once for every stream (:mod:`observatory.lab.watch_encoding`)
+and written at most 64 KiB at a time. A watcher that falls ``LabSettings.watch_queue_limit`` changes behind is
+closed, as the cacher closes an unresponsive ``cacheWatcher`` (:class:`~observatory.lab.watchers.Watcher`): its
+stream ends, or its connection is cut when it is stuck writing to a client that does not read.
 """
 
 from __future__ import annotations
@@ -12,17 +15,17 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from observatory.lab import errors, faults, printing
-from observatory.lab.encoding import go_json, with_kind
+from observatory.lab import errors, faults
+from observatory.lab.encoding import go_json
 from observatory.lab.listing import ListQuery, make_predicate
 from observatory.lab.request_body import JSON, _include_object, _int_param, _wants_table
 from observatory.lab.resources import ResourceType
-from observatory.lab.store import Change, Store, safe_match
+from observatory.lab.store import Change, Predicate, Store, Watcher, safe_match
+from observatory.lab.watch_encoding import WRITE_CHUNK, Encoder, identifier, shared_initial_events
 from observatory.settings import LabSettings
 
 if TYPE_CHECKING:
@@ -69,52 +72,37 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
             {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
              "retryAfterSeconds": 1}))
     predicate = make_predicate(rt, query)
-    as_object = wire or (lambda obj: with_kind(obj, rt.kind, rt.api_version))
+    encoder = Encoder(rt, wire=wire, table=table, include_object=include_object)
 
     response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()
     await response.prepare(request)
-
-    first_table = True
-
-    def encode(type_: str, obj: dict[str, Any], change: Change | None = None) -> bytes:
-        nonlocal first_table
-        if table:
-            # Like the apiserver's watch encoder, only the first Table carries columnDefinitions.
-            obj = printing.table(rt.name, [obj], datetime.now(UTC), resource_version=obj["metadata"]["resourceVersion"],
-                                 include_object=include_object, kind=rt.kind, api_version=rt.api_version,
-                                 include_column_definitions=first_table, to_object=wire)
-            first_table = False
-            return go_json({"type": type_, "object": obj})
-        if change is not None:
-            cached = change.encoded.get(rt.api_version)
-            if cached is None:  # encoded once per change (and group version) however many watchers share it
-                cached = change.encoded[rt.api_version] = go_json({"type": type_, "object": as_object(obj)})
-            return cached
-        return go_json({"type": type_, "object": as_object(obj)})
+    stream = _Stream(request, response)
 
     try:
         # With initial events (watch-list included) the stream continues from this snapshot, never from older history.
-        watcher = store.watch(rt.name, query.namespace, predicate, None if initial else since)
+        watcher = store.watch(rt.name, query.namespace, predicate, None if initial else since,
+                              limit=settings.watch_queue_limit,
+                              identifier=identifier(rt, query.namespace, request.query.get("labelSelector", ""),
+                                                    request.query.get("fieldSelector", "")))
         snapshot_rv = store.resource_version
         initial_objects = list(store.iter(rt.name, query.namespace)) if initial else []
     except errors.StatusError as exc:
         await response.write(go_json({"type": "ERROR", "object": exc.status}))
         await response.write_eof()
         return response
+    watcher.on_overflow = stream.abort_if_blocked
     try:
         if initial:
-            chunk = [encode("ADDED", obj) for obj in initial_objects
-                     if predicate is None or safe_match(predicate, obj)]
-            if chunk:
-                await response.write(b"".join(chunk))
+            await _send_initial(stream, store, rt, encoder, initial_objects, predicate)
+            del initial_objects
             if send_initial == "true" and bookmarks:
-                await response.write(go_json({"type": "BOOKMARK", "object": {
+                await stream.write(go_json({"type": "BOOKMARK", "object": {
                     "kind": rt.kind, "apiVersion": rt.api_version,
                     "metadata": {"resourceVersion": str(snapshot_rv),
                                  "annotations": {"k8s.io/initial-events-end": "true"}}}}))
         with faults.open_watch(request, watcher):  # reachable by drop-watches and compact (lab/faults.py)
-            await _pump(request, response, watcher, store, settings, rt, encode, timeout, bookmarks)
+            await _pump(request, stream, watcher, store, settings, rt, encoder, timeout, bookmarks)
     except (ConnectionResetError, asyncio.CancelledError):
         pass
     finally:
@@ -122,8 +110,55 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
     return response
 
 
-async def _pump(request: web.Request, response: web.StreamResponse, watcher: Any, store: Store,
-                settings: LabSettings, rt: ResourceType, encode: Any, timeout: int | None, bookmarks: bool) -> None:
+class _Stream:
+    """The response of one watch, and whether a write to it is waiting for the client to read."""
+
+    def __init__(self, request: web.Request, response: web.StreamResponse) -> None:
+        self.request = request
+        self.response = response
+        self.writing = False
+
+    async def write(self, data: bytes) -> None:
+        self.writing = True
+        try:
+            await self.response.write(data)
+        finally:
+            self.writing = False
+
+    def abort_if_blocked(self) -> None:
+        """The store closed this watch for falling behind (:meth:`Watcher.close_unresponsive`). A stream suspended
+        in a write is waiting for a client that does not read: cut the connection, which frees what the transport
+        holds for it (the client sees its watch end, as with any dropped connection). A stream that is not writing
+        reads the end of its queue and finishes the response cleanly."""
+        transport = self.request.transport
+        if self.writing and transport is not None and not transport.is_closing():
+            transport.abort()
+
+
+async def _send_initial(stream: _Stream, store: Store, rt: ResourceType, encoder: Encoder,
+                        objects: list[dict[str, Any]], predicate: Predicate | None) -> None:
+    """The synthetic ADDED events, encoded once for every stream sending them now, written WRITE_CHUNK at a time."""
+    with shared_initial_events(store).share(rt.name, rt.api_version) as table:
+        batch: list[bytes] = []
+        size = 0
+        for obj in objects:
+            if predicate is not None and not safe_match(predicate, obj):
+                continue
+            data = encoder.added(obj, table)
+            batch.append(data)
+            size += len(data)
+            if size >= WRITE_CHUNK:
+                await stream.write(b"".join(batch))
+                batch, size = [], 0
+        if batch:
+            await stream.write(b"".join(batch))
+
+
+async def _pump(request: web.Request, stream: _Stream, watcher: Watcher, store: Store, settings: LabSettings,
+                rt: ResourceType, encoder: Encoder, timeout: int | None, bookmarks: bool) -> None:
+    """Write the watcher's changes until the deadline, the store closing the watch, or the client going away;
+    everything queued is written together, up to WRITE_CHUNK bytes per write."""
+    response = stream.response
     loop = asyncio.get_running_loop()
     if timeout is None:
         timeout_s = settings.min_request_timeout * (1 + random.random())
@@ -132,31 +167,44 @@ async def _pump(request: web.Request, response: web.StreamResponse, watcher: Any
     deadline = loop.time() + timeout_s
     next_bookmark = loop.time() + settings.bookmark_interval
     tick = min(settings.bookmark_interval, 2.0)
+    queue = watcher.queue
     while True:
         now = loop.time()
         if now >= deadline:
             break
-        try:
-            change: Change | None = await asyncio.wait_for(watcher.queue.get(), min(deadline, now + tick) - now)
-        except TimeoutError:
-            change = None
-            if request.transport is None or request.transport.is_closing():
-                return
-        else:
+        change: Change | None
+        if not queue.empty():
+            change = queue.get_nowait()
             if change is None:  # the store closed this watch
                 break
+        else:
+            try:
+                change = await asyncio.wait_for(queue.get(), min(deadline, now + tick) - now)
+            except TimeoutError:
+                change = None
+                if request.transport is None or request.transport.is_closing():
+                    return
+            else:
+                if change is None:  # the store closed this watch
+                    break
+        if change is not None:
             await faults.hold(request)  # a stall-watches or latency fault (lab/faults.py)
-            batch = [encode(change.type, change.obj, change)]
-            while not watcher.queue.empty():
-                more = watcher.queue.get_nowait()
+            first = encoder.change(change)
+            batch, size, ended = [first], len(first), False
+            while size < WRITE_CHUNK and not queue.empty():
+                more = queue.get_nowait()
                 if more is None:
-                    await response.write(b"".join(batch))
-                    return await response.write_eof()
-                batch.append(encode(more.type, more.obj, more))
-            await response.write(b"".join(batch))
-        if bookmarks and loop.time() >= next_bookmark and await faults.hold(request) and watcher.queue.empty():
+                    ended = True
+                    break
+                data = encoder.change(more)
+                batch.append(data)
+                size += len(data)
+            await stream.write(b"".join(batch) if len(batch) > 1 else first)
+            if ended:
+                break
+        if bookmarks and loop.time() >= next_bookmark and await faults.hold(request) and queue.empty():
             next_bookmark = loop.time() + settings.bookmark_interval
-            await response.write(go_json({"type": "BOOKMARK", "object": {
+            await stream.write(go_json({"type": "BOOKMARK", "object": {
                 "kind": rt.kind, "apiVersion": rt.api_version,
                 "metadata": {"resourceVersion": str(store.resource_version)}}}))
     await response.write_eof()
