@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from observatory.lab import errors, faults, printing
 from observatory.lab.encoding import go_json, with_kind
@@ -72,7 +72,8 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
     as_object = wire or (lambda obj: with_kind(obj, rt.kind, rt.api_version))
 
     response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
-    response.enable_chunked_encoding()
+    if request.version >= HttpVersion11:  # HTTP/1.0 has no chunks: Go ends such a stream by closing it
+        response.enable_chunked_encoding()
     await response.prepare(request)
 
     first_table = True
