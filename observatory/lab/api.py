@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from aiohttp import web
@@ -384,25 +385,21 @@ def build_app(lab: LabContext) -> web.Application:
     """The aiohttp application serving the lab's API for ``lab``."""
     app = web.Application(middlewares=[error_middleware], client_max_size=decoding.MAX_BODY_BYTES + 1)
     app[CONTEXT_KEY] = lab
-    for health in ("/healthz", "/livez", "/readyz"):
-        app.router.add_get(health, get_health)
-    app.router.add_get("/version", get_version)
-    app.router.add_get("/version/", get_version)
-    app.router.add_get("/api", get_api)
-    app.router.add_get("/api/", get_api)
-    app.router.add_get("/apis", get_apis)
-    app.router.add_get("/apis/", get_apis)
-    app.router.add_get("/api/v1", get_core_v1_discovery)
-    app.router.add_get("/api/v1/", get_core_v1_discovery)
-    app.router.add_get("/openapi/v3", get_openapi_v3)
-    app.router.add_get("/openapi/v3/api/v1", get_openapi_v3_core)
-    app.router.add_get("/openapi/v2", get_openapi_v2)
-    app.router.add_route("*", "/api/v1/{tail:.+}", core_v1)
-    app.router.add_route("*", rbac.SSAR_PATH, self_subject_access_review)
-    app.router.add_get("/apis/{group}", get_group)
-    app.router.add_get("/apis/{group}/", get_group)
-    app.router.add_route("*", "/apis/{group}/{version}", named_group)
-    app.router.add_route("*", "/apis/{group}/{version}/{tail:.*}", named_group)
+    routes: list[tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]] = [
+        (health, "GET", get_health) for health in ("/healthz", "/livez", "/readyz")]
+    routes += [
+        ("/version", "GET", get_version), ("/version/", "GET", get_version),
+        ("/api", "GET", get_api), ("/api/", "GET", get_api), ("/apis", "GET", get_apis), ("/apis/", "GET", get_apis),
+        ("/api/v1", "GET", get_core_v1_discovery), ("/api/v1/", "GET", get_core_v1_discovery),
+        ("/openapi/v3", "GET", get_openapi_v3), ("/openapi/v3/api/v1", "GET", get_openapi_v3_core),
+        ("/openapi/v2", "GET", get_openapi_v2),
+        ("/api/v1/{tail:.+}", "*", core_v1), (rbac.SSAR_PATH, "*", self_subject_access_review),
+        ("/apis/{group}", "GET", get_group), ("/apis/{group}/", "GET", get_group),
+        ("/apis/{group}/{version}", "*", named_group), ("/apis/{group}/{version}/{tail:.*}", "*", named_group),
+    ]
+    for path, method, handler in routes:  # Expect handled as Go's net/http does (lab/gohttp.py); GET serves HEAD
+        add = app.router.add_get if method == "GET" else partial(app.router.add_route, method)
+        add(path, handler, expect_handler=gohttp.expect_handler)
     faults.install(app, lab.store)  # /lab/faults and its middleware (lab/faults.py), before the catch-all
-    app.router.add_route("*", "/{tail:.*}", not_found)
+    app.router.add_route("*", "/{tail:.*}", not_found, expect_handler=gohttp.expect_handler)
     return app

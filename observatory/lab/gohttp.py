@@ -11,6 +11,8 @@ see it (``net/http/server.go``, ``conn.serve`` and ``conn.readRequest``). The la
   connection closed after Go's ``rstAvoidanceDelay`` (500 ms) so the client can read it;
 * a request aiohttp's parser cannot read (a malformed request line or header): ``400 Bad Request`` with the body
   ``400 Bad Request`` (Go's answer to a ``readRequest`` error that is not a ``statusError``);
+* a ``Transfer-Encoding`` other than ``chunked``: ``501 Not Implemented`` with the body
+  ``Unsupported transfer encoding``;
 * an HTTP/1.1 request without ``Host``, more than one ``Host``, or a header value with a control character
   (:func:`go_request_error`): Go's ``badRequestError`` texts ``missing required Host header``,
   ``too many Host headers``, ``invalid header value``, carried on the status line and in the body as Go writes a
@@ -18,6 +20,7 @@ see it (``net/http/server.go``, ``conn.serve`` and ``conn.readRequest``). The la
 * request headers not complete :data:`READ_HEADER_TIMEOUT` seconds after the connection opened or after the first
   byte of the next request on a kept-alive connection: the connection is closed without an answer (Go's read
   deadline fires and ``isCommonNetReadError`` means "don't reply");
+* an ``Expect`` other than ``100-continue``: 417 with an empty body (:func:`expect_handler`);
 * an idle kept-alive connection is closed after :data:`IDLE_TIMEOUT` seconds (aiohttp's keep-alive timeout).
 
 Each refusal is written as Go's exact bytes (:func:`go_wire`; the status line always says ``HTTP/1.1``, as Go's
@@ -65,6 +68,11 @@ TOO_LARGE_WIRE = f"HTTP/1.1 431 Request Header Fields Too Large{GO_ERROR_HEADERS
 """The exact bytes Go writes for ``errTooLarge``."""
 
 
+UNSUPPORTED_TE_WIRE = f"HTTP/1.1 501 Not Implemented{GO_ERROR_HEADERS}Unsupported transfer encoding".encode()
+"""What Go writes for a request whose ``Transfer-Encoding`` is not exactly ``chunked`` (``isUnsupportedTEError``;
+it does not echo the value back)."""
+
+
 def go_wire(code: int, text: str, detail: str = "") -> bytes:
     """The bytes Go's ``conn.serve`` writes for a request it refuses: ``HTTP/1.1 <code> <text>[: <detail>]``,
     :data:`GO_ERROR_HEADERS`, and the same ``<code> <text>[: <detail>]`` as the body (a ``statusError`` carries its
@@ -100,10 +108,14 @@ def _has_control(value: str) -> bool:
 
 def go_request_error(request: web.Request) -> bytes | None:
     """Go's ``readRequest`` refusal of a request aiohttp's parser let through, as :func:`go_wire` bytes, or None:
-    a protocol other than HTTP/1.x (505 ``unsupported protocol version``), an HTTP/1.1 request without ``Host``
+    a protocol other than HTTP/1.x (505 ``unsupported protocol version``), a ``Transfer-Encoding`` other than
+    ``chunked`` alone (501, :data:`UNSUPPORTED_TE_WIRE`), an HTTP/1.1 request without ``Host``
     (CONNECT exempt), more than one ``Host``, or a header value with a control character."""
     if request.version.major != 1:
         return go_wire(505, "HTTP Version Not Supported", "unsupported protocol version")
+    encodings = request.headers.getall("Transfer-Encoding", [])
+    if encodings and (len(encodings) > 1 or encodings[0].strip().lower() != "chunked"):
+        return UNSUPPORTED_TE_WIRE
     hosts = request.headers.getall("Host", [])
     if request.version >= HttpVersion11 and not hosts and request.method != "CONNECT":
         return go_wire(400, "Bad Request", "missing required Host header")
@@ -113,6 +125,22 @@ def go_request_error(request: web.Request) -> bytes | None:
         if _has_control(raw.decode("latin-1")):
             return go_wire(400, "Bad Request", "invalid header value")
     return None
+
+
+async def expect_handler(request: web.Request) -> web.StreamResponse | None:
+    """``Expect`` as Go's ``conn.serve`` treats it, for every route: ``100-continue`` (a token, any case) on an
+    HTTP/1.1 request with a body gets ``100 Continue`` before the body is read; any other ``Expect`` gets
+    ``w.sendExpectationFailed()``: 417 with ``Connection: close`` and an empty body, the request never reaching a
+    handler. (aiohttp's default answers 417 with a text that cannot carry a non-UTF-8 value.)"""
+    expect = request.headers.get("Expect", "")
+    if any(token.strip().lower() == "100-continue" for token in expect.split(",")):
+        if request.version >= HttpVersion11 and request.content_length != 0:
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0  # the answer proper has not started
+        return None
+    response = web.Response(status=417, headers={"Connection": "close"})
+    response.force_close()
+    return response
 
 
 class GoLikeRequestHandler(web_protocol.RequestHandler):
@@ -211,6 +239,8 @@ class GoLikeRequestHandler(web_protocol.RequestHandler):
         if isinstance(exc, HttpProcessingError):
             if isinstance(exc, LineTooLong) or "Too many headers" in str(exc):
                 return write_refusal(self, TOO_LARGE_WIRE)
+            if "invalid `Transfer-Encoding`" in str(exc):
+                return write_refusal(self, UNSUPPORTED_TE_WIRE)
             detail = next((go for text, go in _PARSER_DETAILS if text in str(exc)), "")
             return write_refusal(self, go_wire(400, "Bad Request", detail))
         log.error("unhandled error serving a request", exc_info=exc)

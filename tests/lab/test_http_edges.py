@@ -150,3 +150,22 @@ def test_a_continue_token_with_infinity_is_a_400_status_on_the_wire(plain):
 def test_aiohttps_own_refusals_become_statuses(raised, code, message):
     status = _aiohttp_refusal(raised)
     assert (status.code, status.message, status.status["kind"]) == (code, message, "Status")
+
+
+def test_an_expect_other_than_100_continue_gets_gos_empty_417(plain):
+    answer = exchange(plain, request("POST", "/api/v1/namespaces/default/pods", headers={"Expect": b"\x80junk"},
+                                     body=b"{}"))
+    assert (answer.status, answer.body, answer.headers.get("connection")) == (417, b"", "close")
+
+
+def test_expect_100_continue_is_answered_before_the_body(plain):
+    answer = exchange(plain, request("GET", "/version", headers={"Expect": "100-Continue"}, body=b"x"))
+    assert answer.status_line == "HTTP/1.1 100 Continue"
+
+
+@pytest.mark.parametrize("encoding", [b"gzip", b"gzip, chunked"])
+def test_a_transfer_encoding_other_than_chunked_gets_gos_501(plain, encoding):
+    data = b"POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: " + encoding + \
+        b"\r\n\r\n0\r\n\r\n"
+    assert read_all(plain, data) == (b"HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                                     b"Connection: close\r\n\r\nUnsupported transfer encoding")
