@@ -106,6 +106,7 @@ def exchange(lab: ThreadedLab, data: bytes, timeout: float = 10.0) -> Answer:
             answer.complete = False
             return answer
         while True:
+            answer.raw = head + b"\r\n\r\n" + rest
             if length is not None and len(rest) >= int(length):
                 answer.body = rest[:int(length)]
                 return answer
