@@ -75,14 +75,15 @@ def _connect(lab: ThreadedLab, timeout: float) -> socket.socket:
 
 
 def read_all(lab: ThreadedLab, data: bytes, timeout: float = 10.0) -> bytes:
-    """Send ``data`` and read until the server closes the connection (or ``timeout`` passes: then what came)."""
+    """Send ``data`` and read until the server closes the connection (a reset after the answer counts as closing).
+    Raises TimeoutError when the server neither answers nor closes within ``timeout`` seconds of silence."""
     with _connect(lab, timeout) as sock:
         sock.sendall(data)
         chunks = []
         try:
             while chunk := sock.recv(65536):
                 chunks.append(chunk)
-        except (TimeoutError, ConnectionResetError):
+        except ConnectionResetError:
             pass
         return b"".join(chunks)
 
