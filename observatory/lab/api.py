@@ -9,17 +9,28 @@ a traceback on the wire. What the routes read from a request (body, negotiation,
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from aiohttp import web
 
-from observatory.lab import decoding, errors, events_v1_api, faults, openapi, printing, rbac, resources
+from observatory.lab import (
+    decoding,
+    errors,
+    events_v1_api,
+    faults,
+    gohttp,
+    openapi,
+    printing,
+    rbac,
+    resources,
+    security,
+)
 from observatory.lab.encoding import go_json, with_kind
 from observatory.lab.listing import ListQuery, parse_query
 from observatory.lab.registry import Registry
@@ -78,7 +89,8 @@ checks (``AuthenticationConfiguration`` ``anonymous: {enabled: true, conditions:
 def bearer_token(request: web.Request) -> str | None:
     """The bearer token of ``Authorization``, or None when the request carries none, read as client-go's
     ``bearertoken`` authenticator does: ``Bearer`` in any case, then one space and the token; another scheme, or an
-    empty token (``Bearer`` followed by two spaces), counts as no credentials."""
+    empty token (``Bearer`` followed by two spaces), counts as no credentials. Bytes that are not UTF-8 stay in the
+    token as surrogate escapes (aiohttp decodes headers with ``surrogateescape``); see :func:`security.token_bytes`."""
     parts = request.headers.get("Authorization", "").strip().split(" ", 2)
     if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
         return None
@@ -89,39 +101,62 @@ def authenticated(lab: LabContext, request: web.Request) -> bool:
     """Whether a request may go on when the lab demands ``lab.token``. As kube-apiserver's authentication chain
     (a union that fails on error, then anonymous): a wrong bearer token is rejected everywhere, and a request with
     no credentials only reaches :data:`ANONYMOUS_PATHS`. The control plane's own token is accepted in any lab that
-    demands one (and is then authorized for everything: no user is attached to the request)."""
+    demands one (and is then authorized for everything: no user is attached to the request). A token that is not
+    valid UTF-8 is a wrong token (no lab token has such bytes): 401 like any other, as Go compares raw bytes."""
     token = bearer_token(request)
-    if lab.control_plane_token is not None and token is not None and hmac.compare_digest(
-            token.encode(), lab.control_plane_token.encode()):
+    if lab.control_plane_token is not None and token is not None and security.tokens_equal(
+            token, lab.control_plane_token):
         return True
     if lab.rbac is not None:  # the tokens of an RBAC lab's users (lab/rbac.py)
-        return rbac.authenticate(lab.rbac, request, bearer_token(request), ANONYMOUS_PATHS)
+        if token is not None and not security.is_utf8(token):
+            return False
+        return rbac.authenticate(lab.rbac, request, token, ANONYMOUS_PATHS)
     if lab.token is None:
         return True
     if token is None:
         return request.path in ANONYMOUS_PATHS
-    return hmac.compare_digest(token.encode(), lab.token.encode())
+    return security.tokens_equal(token, lab.token)
+
+
+def _aiohttp_refusal(exc: web.HTTPException) -> errors.StatusError:
+    """The Status for an answer aiohttp's router or body reader raised: 404 and 405 as go-restful's
+    ``serviceErrorHandler`` answers them, 413 as the apiserver's body limit, anything else with its code and text."""
+    if exc.status == 404:
+        return errors.path_not_found()
+    if exc.status == 405:
+        return errors.method_not_allowed()
+    if exc.status == 413:
+        return decoding.request_too_large()
+    return errors.unknown(exc.reason or str(exc.status), exc.status)
 
 
 @web.middleware
 async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
-    """Authenticate, then turn StatusError into its Status body and anything unexpected into 500 InternalError.
+    """Go's connection-level checks, then authenticate, authorize and serve; every failure a Status.
 
-    A request that fails authentication gets 401 with kube-apiserver's body (``apierrors.NewUnauthorized
+    A request Go's ``net/http`` would refuse before any handler (:func:`gohttp.go_request_error`) gets Go's plain
+    text. A request that fails authentication gets 401 with kube-apiserver's body (``apierrors.NewUnauthorized
     ("Unauthorized")`` written by the authentication filter; the body is upstream's, the API reference does not
     quote it): ``{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized",
-    "reason":"Unauthorized","code":401}``."""
+    "reason":"Unauthorized","code":401}``. A StatusError becomes its Status; aiohttp's own 404/405/413 become the
+    apiserver's Status for them; anything unexpected, the last resort, becomes 500 ``Internal error occurred: <err>``
+    (``apierrors.NewInternalError``) and is logged."""
+    refusal = gohttp.go_request_error(request)
+    if refusal is not None:
+        return gohttp.write_refusal(request.protocol, refusal)
     lab = request.app[CONTEXT_KEY]
-    if not authenticated(lab, request):
-        return status_response(errors.unauthorized())
     try:
+        if not authenticated(lab, request):
+            return status_response(errors.unauthorized())
         if lab.rbac is not None:
             rbac.authorize(lab.rbac, request)  # 403 Forbidden for what the user may not do (lab/rbac.py)
         return await handler(request)
     except errors.StatusError as exc:
         return status_response(exc)
-    except web.HTTPException:
-        raise
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return status_response(_aiohttp_refusal(exc))
     except (ConnectionResetError, asyncio.CancelledError):
         raise
     except Exception as exc:
@@ -350,25 +385,21 @@ def build_app(lab: LabContext) -> web.Application:
     """The aiohttp application serving the lab's API for ``lab``."""
     app = web.Application(middlewares=[error_middleware], client_max_size=decoding.MAX_BODY_BYTES + 1)
     app[CONTEXT_KEY] = lab
-    for health in ("/healthz", "/livez", "/readyz"):
-        app.router.add_get(health, get_health)
-    app.router.add_get("/version", get_version)
-    app.router.add_get("/version/", get_version)
-    app.router.add_get("/api", get_api)
-    app.router.add_get("/api/", get_api)
-    app.router.add_get("/apis", get_apis)
-    app.router.add_get("/apis/", get_apis)
-    app.router.add_get("/api/v1", get_core_v1_discovery)
-    app.router.add_get("/api/v1/", get_core_v1_discovery)
-    app.router.add_get("/openapi/v3", get_openapi_v3)
-    app.router.add_get("/openapi/v3/api/v1", get_openapi_v3_core)
-    app.router.add_get("/openapi/v2", get_openapi_v2)
-    app.router.add_route("*", "/api/v1/{tail:.+}", core_v1)
-    app.router.add_route("*", rbac.SSAR_PATH, self_subject_access_review)
-    app.router.add_get("/apis/{group}", get_group)
-    app.router.add_get("/apis/{group}/", get_group)
-    app.router.add_route("*", "/apis/{group}/{version}", named_group)
-    app.router.add_route("*", "/apis/{group}/{version}/{tail:.*}", named_group)
+    routes: list[tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]] = [
+        (health, "GET", get_health) for health in ("/healthz", "/livez", "/readyz")]
+    routes += [
+        ("/version", "GET", get_version), ("/version/", "GET", get_version),
+        ("/api", "GET", get_api), ("/api/", "GET", get_api), ("/apis", "GET", get_apis), ("/apis/", "GET", get_apis),
+        ("/api/v1", "GET", get_core_v1_discovery), ("/api/v1/", "GET", get_core_v1_discovery),
+        ("/openapi/v3", "GET", get_openapi_v3), ("/openapi/v3/api/v1", "GET", get_openapi_v3_core),
+        ("/openapi/v2", "GET", get_openapi_v2),
+        ("/api/v1/{tail:.+}", "*", core_v1), (rbac.SSAR_PATH, "*", self_subject_access_review),
+        ("/apis/{group}", "GET", get_group), ("/apis/{group}/", "GET", get_group),
+        ("/apis/{group}/{version}", "*", named_group), ("/apis/{group}/{version}/{tail:.*}", "*", named_group),
+    ]
+    for path, method, handler in routes:  # Expect handled as Go's net/http does (lab/gohttp.py); GET serves HEAD
+        add = app.router.add_get if method == "GET" else partial(app.router.add_route, method)
+        add(path, handler, expect_handler=gohttp.expect_handler)
     faults.install(app, lab.store)  # /lab/faults and its middleware (lab/faults.py), before the catch-all
-    app.router.add_route("*", "/{tail:.*}", not_found)
+    app.router.add_route("*", "/{tail:.*}", not_found, expect_handler=gohttp.expect_handler)
     return app

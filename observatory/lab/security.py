@@ -7,7 +7,10 @@ certificate kubectl accepts and require a bearer token; this module makes both:
 * :func:`generate_token` makes the token the kubeconfig carries (see ``observatory.lab.kubeconfig``);
 * :func:`make_tls` makes a throwaway CA and a server certificate signed by it, the CA's PEM going into the
   kubeconfig's ``certificate-authority-data``;
-* :func:`advertised_hosts` lists the names and addresses clients may use, for the certificate's SANs.
+* :func:`advertised_hosts` lists the names and addresses clients may use, for the certificate's SANs;
+* :func:`tokens_equal` compares a presented bearer token with the lab's in constant time, over the bytes the header
+  arrived as (:func:`token_bytes`; :func:`is_utf8` says whether they were UTF-8), so no header value can make the
+  comparison raise.
 
 The certificates follow what Go's crypto/x509 verifies for a TLS server (kubectl and client-go use it): the CA has
 critical BasicConstraints CA:TRUE and the keyCertSign key usage, the leaf has the serverAuth extended key usage and
@@ -18,6 +21,7 @@ minutes in the past to tolerate clock skew. The CA's private key is never writte
 from __future__ import annotations
 
 import datetime as dt
+import hmac
 import ipaddress
 import os
 import secrets
@@ -32,7 +36,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["TLSMaterial", "advertised_hosts", "generate_token", "is_loopback", "make_tls"]
+__all__ = ["TLSMaterial", "advertised_hosts", "generate_token", "is_loopback", "is_utf8", "make_tls", "token_bytes",
+           "tokens_equal"]
 
 CA_COMMON_NAME = "observatory-lab-ca"
 SERVER_COMMON_NAME = "observatory-lab"
@@ -221,3 +226,24 @@ def _write(path: Path, data: bytes, mode: int) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def token_bytes(token: str) -> bytes:
+    """The bytes a header value arrived as: aiohttp decodes headers as UTF-8 with ``surrogateescape``, so bytes
+    that are not UTF-8 come back unchanged."""
+    return token.encode("utf-8", "surrogateescape")
+
+
+def is_utf8(token: str) -> bool:
+    """Whether a header value arrived as valid UTF-8 (it holds no surrogate escape)."""
+    try:
+        token.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def tokens_equal(presented: str, expected: str) -> bool:
+    """Constant-time comparison of a presented bearer token with the expected one, byte for byte as Go compares
+    them, whatever bytes the presented one holds."""
+    return hmac.compare_digest(token_bytes(presented), token_bytes(expected))

@@ -26,7 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
-from observatory.lab import errors, kubeconfig, persistence, priorityclass, rbac, scenarios, security
+from observatory.lab import errors, gohttp, kubeconfig, persistence, priorityclass, rbac, scenarios, security
 from observatory.lab.api import LabContext, build_app
 from observatory.lab.eventttl import EventTTL
 from observatory.lab.registry import Registry
@@ -238,8 +238,9 @@ class LabServer:
         self.url = f"{scheme}://{host_part}:{port}"
         context = LabContext(self.store, self.registry, self.settings, self.token, f"{host_part}:{port}",
                              rbac=self.rbac, control_plane_token=self.control_plane_token)
-        self._runner = web.AppRunner(build_app(context), access_log=None, shutdown_timeout=1.0,
-                                     handler_cancellation=True)
+        # Go's net/http limits and timeouts, as kube-apiserver serves (lab/gohttp.py)
+        self._runner = gohttp.GoLikeAppRunner(build_app(context), access_log=None, shutdown_timeout=1.0,
+                                              handler_cancellation=True)
         await self._runner.setup()
         await web.SockSite(self._runner, sock, ssl_context=ssl_context).start()
         kubeconfig.write_kubeconfig(own, self.url, ca_pem=self.ca_pem, token=self.token,

@@ -118,9 +118,13 @@ def prepare_pod_create(pod: dict[str, Any]) -> dict[str, Any]:
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
-    tolerations = spec.setdefault("tolerations", [])
+    if spec.get("tolerations") is None:  # JSON null decodes to a nil slice in Go: as if left out
+        spec["tolerations"] = []
+    tolerations = spec["tolerations"]
     for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
-        if not any(t.get("key") == key and t.get("effect") in ("NoExecute", None, "") for t in tolerations):
+        if isinstance(tolerations, list) and not any(
+                isinstance(t, dict) and t.get("key") == key and t.get("effect") in ("NoExecute", None, "")
+                for t in tolerations):
             tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
     spec.setdefault("priority", 0)
     spec.setdefault("enableServiceLinks", True)

@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from observatory.lab import errors, faults
 from observatory.lab.encoding import go_json
@@ -75,7 +75,8 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
     encoder = Encoder(rt, wire=wire, table=table, include_object=include_object)
 
     response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
-    response.enable_chunked_encoding()
+    if request.version >= HttpVersion11:  # HTTP/1.0 has no chunks: Go ends such a stream by closing it
+        response.enable_chunked_encoding()
     await response.prepare(request)
     stream = _Stream(request, response)
 
