@@ -213,3 +213,36 @@ def test_a_database_another_lab_holds_is_refused(tmp_path):
     finally:
         first.close()
     StateDatabase.open(path).close()  # free again once the first lab closed it
+
+
+def test_lab_serve_on_an_earlier_json_state_serves_its_objects_and_continues_its_resource_version(tmp_path):
+    """``LabServer.load`` with ``state_path``: the JSON file an earlier lab saved is migrated and restored, not
+    replaced by the scenario."""
+    from observatory.lab.server import LabServer
+    from observatory.settings import LabSettings
+
+    settings = LabSettings(kubelet=False, scheduler=False)
+    earlier = LabServer(settings, scenario="pair")
+    earlier.load()
+    earlier.store.create("pods", pod("from-before", "default"))
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(earlier.store.snapshot()))
+    lab = LabServer(settings, scenario="manual-binding", state_path=path)
+    lab.load()
+    try:
+        assert lab.store.get("pods", "default", "from-before") == earlier.store.get("pods", "default", "from-before")
+        assert lab.store.get("pods", "sched-lab", "manual") is None  # the scenario was not loaded over it
+        assert lab.store.resource_version == earlier.store.resource_version
+        assert lab.state is not None and lab.store.journal == lab.state.record
+    finally:
+        lab.close_state()
+
+
+@pytest.mark.parametrize(("synchronous", "pragma"), [("normal", 1), ("full", 2)])
+def test_the_synchronous_setting_reaches_sqlite_in_wal_mode(tmp_path, synchronous, pragma):
+    db = StateDatabase.open(tmp_path / "state.db", synchronous)
+    try:
+        assert db._db.execute("PRAGMA synchronous").fetchone()[0] == pragma
+        assert db._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        db.close()
