@@ -258,10 +258,14 @@ class Store:
 
         Raises Expired (410) ``too old resource version: <rv> (<oldest-1>)`` when ``since_rv`` is older than the
         history window. For a ``since_rv`` ahead of the store only changes after it are delivered. ``limit`` is the
-        most changes the watcher may fall behind before it is closed (default: the store's ``watch_queue_limit``).
+        most changes the watcher may fall behind before it is closed (default: the store's ``watch_queue_limit``),
+        or what the replay from ``since_rv`` queued when that is more, so a resume is never closed for its replay
+        (the cacher reads a resume's history from its watch cache, not through the watcher's input channel).
         """
-        watcher = Watcher(resource, namespace, predicate, limit=limit or self._watch_queue_limit,
-                          identifier=identifier)
+        limit = limit or self._watch_queue_limit
+        # The replay below is not a watcher falling behind: it may fill the queue past the limit (it holds the
+        # history's own changes), and the limit then counts from what the replay left queued.
+        watcher = Watcher(resource, namespace, predicate, limit=self._history_size + limit, identifier=identifier)
         if since_rv is not None and since_rv > self.resource_version:
             watcher.min_rv = since_rv
         elif since_rv is not None and since_rv < self.resource_version:
@@ -272,6 +276,7 @@ class Store:
             start = bisect.bisect_right(_RvView(history), since_rv)
             for i in range(start, len(history)):
                 watcher.offer(history[i])
+        watcher.limit = max(limit, watcher.queue.qsize())
         self._watchers.add(watcher)
         return watcher
 
