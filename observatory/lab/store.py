@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 Key = tuple[str, str, str]
 """(resource, namespace, name); namespace is "" for cluster-scoped resources."""
 
+
 def now_rfc3339() -> str:
     """The current time as Kubernetes serialises ``metav1.Time``: RFC 3339, seconds, ``Z``."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
