@@ -51,8 +51,9 @@ class Change:
 
     ``encoded`` caches wire encodings of this change (keyed by the encoder), so a fan-out to many watchers
     serialises each event once, as the cacher's ``cachingObject`` does. ``derived`` holds the ADDED or DELETED this
-    change becomes for a selector watch whose match flips, made once and shared by every such watcher. Both live as
-    long as the change: in the resource's history window, or in a watcher's queue.
+    change becomes for a selector watch whose match flips, made once and shared by every such watcher. Both live
+    while the change is in the resource's history window or a watcher's queue, and are dropped when the last watch
+    stream of the resource closes (:meth:`Store.stop_watch`).
     """
 
     rv: int
@@ -282,8 +283,17 @@ class Store:
         return watcher
 
     def stop_watch(self, watcher: Watcher) -> None:
+        """Forget ``watcher``. When it was the last watch stream of its resource (a watcher with an
+        ``identifier``; the lab's in-process informers have none and encode nothing), the encodings cached on that
+        resource's history are dropped, as the cacher drops its serializations once an event is dispatched: a
+        later resume encodes what it replays again."""
         self._watchers.discard(watcher)
         watcher.closed = True
+        resource = watcher.resource
+        if watcher.identifier and not any(w.identifier and w.resource == resource for w in self._watchers):
+            for change in self._history.get(resource, ()):
+                change.encoded.clear()
+                change.derived.clear()
 
     def close_all_watches(self) -> None:
         """End every open watch (lab shutdown, and later the ``drop-watches`` fault)."""

@@ -128,3 +128,17 @@ def test_a_resume_is_not_closed_for_the_history_it_replays():
     for i in range(200):
         store.create("pods", pod(f"q{i}"))
     assert watcher.closed  # past max(limit, replayed) it is a watcher that does not keep up
+
+
+def test_encodings_cached_on_the_history_go_when_the_last_watch_stream_of_the_resource_closes():
+    store = Store()
+    informer = store.watch("pods", None, None, None)  # in-process: no identifier, encodes nothing
+    streams = [store.watch("pods", None, None, None, identifier=identifier(PODS, None, "", "")) for _ in range(2)]
+    store.create("pods", pod("a"))
+    change = streams[0].queue.get_nowait()
+    Encoder(PODS).change(change)
+    assert change.encoded
+    store.stop_watch(streams[0])
+    assert change.encoded  # another stream of pods may still need it
+    store.stop_watch(streams[1])
+    assert change.encoded == {} and not informer.closed
