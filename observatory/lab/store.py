@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 Key = tuple[str, str, str]
 """(resource, namespace, name); namespace is "" for cluster-scoped resources."""
 
+
 def now_rfc3339() -> str:
     """The current time as Kubernetes serialises ``metav1.Time``: RFC 3339, seconds, ``Z``."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -50,8 +51,9 @@ class Change:
 
     ``encoded`` caches wire encodings of this change (keyed by the encoder), so a fan-out to many watchers
     serialises each event once, as the cacher's ``cachingObject`` does. ``derived`` holds the ADDED or DELETED this
-    change becomes for a selector watch whose match flips, made once and shared by every such watcher. Both live as
-    long as the change: in the resource's history window, or in a watcher's queue.
+    change becomes for a selector watch whose match flips, made once and shared by every such watcher. Both live
+    while the change is in the resource's history window or a watcher's queue, and are dropped when the last watch
+    stream of the resource closes (:meth:`Store.stop_watch`).
     """
 
     rv: int
@@ -263,10 +265,14 @@ class Store:
 
         Raises Expired (410) ``too old resource version: <rv> (<oldest-1>)`` when ``since_rv`` is older than the
         history window. For a ``since_rv`` ahead of the store only changes after it are delivered. ``limit`` is the
-        most changes the watcher may fall behind before it is closed (default: the store's ``watch_queue_limit``).
+        most changes the watcher may fall behind before it is closed (default: the store's ``watch_queue_limit``),
+        or what the replay from ``since_rv`` queued when that is more, so a resume is never closed for its replay
+        (the cacher reads a resume's history from its watch cache, not through the watcher's input channel).
         """
-        watcher = Watcher(resource, namespace, predicate, limit=limit or self._watch_queue_limit,
-                          identifier=identifier)
+        limit = limit or self._watch_queue_limit
+        # The replay below is not a watcher falling behind: it may fill the queue past the limit (it holds the
+        # history's own changes), and the limit then counts from what the replay left queued.
+        watcher = Watcher(resource, namespace, predicate, limit=self._history_size + limit, identifier=identifier)
         if since_rv is not None and since_rv > self.resource_version:
             watcher.min_rv = since_rv
         elif since_rv is not None and since_rv < self.resource_version:
@@ -277,12 +283,22 @@ class Store:
             start = bisect.bisect_right(_RvView(history), since_rv)
             for i in range(start, len(history)):
                 watcher.offer(history[i])
+        watcher.limit = max(limit, watcher.queue.qsize())
         self._watchers.add(watcher)
         return watcher
 
     def stop_watch(self, watcher: Watcher) -> None:
+        """Forget ``watcher``. When it was the last watch stream of its resource (a watcher with an
+        ``identifier``; the lab's in-process informers have none and encode nothing), the encodings cached on that
+        resource's history are dropped, as the cacher drops its serializations once an event is dispatched: a
+        later resume encodes what it replays again."""
         self._watchers.discard(watcher)
         watcher.closed = True
+        resource = watcher.resource
+        if watcher.identifier and not any(w.identifier and w.resource == resource for w in self._watchers):
+            for change in self._history.get(resource, ()):
+                change.encoded.clear()
+                change.derived.clear()
 
     def close_all_watches(self) -> None:
         """End every open watch (lab shutdown, and later the ``drop-watches`` fault)."""

@@ -94,15 +94,15 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
         return response
     watcher.on_overflow = stream.abort_if_blocked
     try:
-        if initial:
-            await _send_initial(stream, store, rt, encoder, initial_objects, predicate)
-            del initial_objects
-            if send_initial == "true" and bookmarks:
-                await stream.write(go_json({"type": "BOOKMARK", "object": {
-                    "kind": rt.kind, "apiVersion": rt.api_version,
-                    "metadata": {"resourceVersion": str(snapshot_rv),
-                                 "annotations": {"k8s.io/initial-events-end": "true"}}}}))
         with faults.open_watch(request, watcher):  # reachable by drop-watches and compact (lab/faults.py)
+            if initial:
+                await _send_initial(stream, store, rt, encoder, initial_objects, predicate)
+                del initial_objects
+                if send_initial == "true" and bookmarks:
+                    await stream.write(go_json({"type": "BOOKMARK", "object": {
+                        "kind": rt.kind, "apiVersion": rt.api_version,
+                        "metadata": {"resourceVersion": str(snapshot_rv),
+                                     "annotations": {"k8s.io/initial-events-end": "true"}}}}))
             await _pump(request, stream, watcher, store, settings, rt, encoder, timeout, bookmarks)
     except (ConnectionResetError, asyncio.CancelledError):
         pass

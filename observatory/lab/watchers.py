@@ -44,7 +44,8 @@ class Watcher:
     min_rv: int = 0
     """Changes at or below this resourceVersion are never delivered (a watch from a future resourceVersion)."""
     identifier: str = ""
-    """Who this watch is, for the unresponsive-close log line (the cacher's ``key: %q, labels: %q, fields: %q``)."""
+    """Who this watch is, for the unresponsive-close log line (the cacher's ``key: %q, labels: %q, fields: %q``).
+    Watch streams (HTTP) set it; the lab's in-process informers leave it empty."""
     on_overflow: Callable[[], None] | None = None
     """Called once when the store closes this watcher for falling ``limit`` changes behind (the HTTP stream uses it
     to cut a connection whose writes are blocked, so the bytes waiting for that client are freed)."""

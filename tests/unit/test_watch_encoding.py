@@ -111,3 +111,34 @@ def test_the_queue_limit_of_a_watch_can_be_its_own():
     for name in "abc":
         store.create("pods", pod(name))
     assert watcher.closed
+
+
+def test_a_resume_is_not_closed_for_the_history_it_replays():
+    """Resuming from an old resourceVersion queues the history after it; that is not falling behind (the cacher
+    reads it from the watch cache's interval), so the limit counts from what the replay queued."""
+    store = Store(watch_queue_limit=100)
+    for i in range(250):
+        store.create("pods", pod(f"p{i}"))
+    watcher = store.watch("pods", None, None, since_rv=0)
+    assert not watcher.closed and watcher.queue.qsize() == 250
+    for _ in range(200):
+        watcher.queue.get_nowait()
+    store.create("pods", pod("more"))
+    assert not watcher.closed and watcher.queue.qsize() == 51
+    for i in range(200):
+        store.create("pods", pod(f"q{i}"))
+    assert watcher.closed  # past max(limit, replayed) it is a watcher that does not keep up
+
+
+def test_encodings_cached_on_the_history_go_when_the_last_watch_stream_of_the_resource_closes():
+    store = Store()
+    informer = store.watch("pods", None, None, None)  # in-process: no identifier, encodes nothing
+    streams = [store.watch("pods", None, None, None, identifier=identifier(PODS, None, "", "")) for _ in range(2)]
+    store.create("pods", pod("a"))
+    change = streams[0].queue.get_nowait()
+    Encoder(PODS).change(change)
+    assert change.encoded
+    store.stop_watch(streams[0])
+    assert change.encoded  # another stream of pods may still need it
+    store.stop_watch(streams[1])
+    assert change.encoded == {} and not informer.closed
