@@ -41,3 +41,18 @@ def test_each_oddity_is_one_paragraph_and_exit_2_for_every_command(tmp_path, cap
         gc.collect()
     assert not [w for w in caught if "Unclosed" in str(w.message)]
     assert len(set(messages.values())) == 1, messages  # the same paragraph whichever command connects
+
+
+def test_a_context_name_with_control_characters_is_shown_escaped(tmp_path, capsys):
+    """A kubeconfig from elsewhere may name its context anything: the paragraph quotes it without sending it."""
+    import yaml
+
+    from tests.unit.test_clean_output import HOSTILE, raw_controls
+
+    name = f"c{HOSTILE}"
+    doc = {"apiVersion": "v1", "kind": "Config", "current-context": name, "clusters": [], "users": [],
+           "contexts": [{"name": name, "context": {"cluster": "nowhere", "user": "u"}}]}
+    (tmp_path / "kc").write_text(yaml.safe_dump(doc))
+    assert cli.main(["why", "p", "--kubeconfig", str(tmp_path / "kc")]) == 2
+    err = capsys.readouterr().err
+    assert raw_controls(err.encode("utf-8")) == [] and "\\x1b]0;TITLE\\x07" in err
