@@ -27,7 +27,11 @@ What it does, as client-go's reflector does (``k8s.io/client-go/tools/cache/refl
    server lost history it had acknowledged (restored from an older state, then handing out the same RVs again), so
    what the reflector built on is stale: ``resyncing``, then a fresh list (:class:`Relisted`, which replaces
    everything held: ghosts vanish, missed objects appear), then ``live``. The event itself is not passed on. A
-   watch answered ``504 Too large resource version`` (the server is behind the RV held) is handled the same way.
+   watch answered ``504 Too large resource version`` (the server is behind the RV held) is handled the same way,
+   and so is a MODIFIED or DELETED event for an object the reflector does not hold (neither listed nor ADDED
+   since): kube-apiserver's watch (``cacheWatcher``, and etcd3's watcher) sends ADDED when an object starts to
+   match and DELETED when it stops, so on a consistent stream that never happens; it does when a restored server
+   accepted the resume at an RV it had reached again and the events in between were never sent.
 
 Objects are passed through as the dicts ``json.loads`` made, with ``metadata.managedFields`` removed. List items
 have no ``kind``/``apiVersion`` (the API server leaves them out); watch objects have them.
@@ -124,6 +128,8 @@ class Reflector:
         self.relists = 0
         self.reconnects = 0
         self.backwards = 0
+        self._held: set[tuple[str, str]] = set()
+        """(namespace, name) of every object the consumer holds: the last list, plus ADDED, minus DELETED."""
         self._state: tuple[str, str] | None = None
         root = GROUP_PATHS.get(kind, "/api/v1")
         base = f"{root}/namespaces/{self.namespace}" if self.namespace else root
@@ -149,6 +155,8 @@ class Reflector:
                     objs, rv = await self._list()
                     need_list, failures, stale_since, need_bytes = False, 0, None, False
                     self.resource_version = rv
+                    self._held = {(str((o.get("metadata") or {}).get("namespace") or ""),
+                                   str((o.get("metadata") or {}).get("name") or "")) for o in objs}
                     self.relists += 1
                     yield Relisted(self.kind, tuple(objs), rv, rvs_reused=rvs_reused)
                     rvs_reused = False
@@ -308,7 +316,13 @@ class Reflector:
             if code == 403:
                 raise _Forbidden(message)
             raise _Trouble(f"The watch of {self.kind} ended with an error: {message}.")
-        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        meta = obj.get("metadata") or {}
+        rv = meta.get("resourceVersion")
+        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        if type_ in ("MODIFIED", "DELETED") and key not in self._held:
+            self.backwards += 1
+            raise _Backwards(f"The API server sent {type_} for {self.kind} {'/'.join(filter(None, key))}, which it "
+                             f"never listed or added: it lost history, so the {self.kind} are listed again.")
         if rv:
             if went_backwards(self.resource_version, str(rv)):
                 self.backwards += 1
@@ -324,8 +338,10 @@ class Reflector:
             return []
         drop_managed_fields(obj)
         if type_ in ("ADDED", "MODIFIED"):
+            self._held.add(key)
             return [Upserted(self.kind, obj, type_)]
         if type_ == "DELETED":
+            self._held.discard(key)
             return [Deleted(self.kind, obj)]
         return []
 
