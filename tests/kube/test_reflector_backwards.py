@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from observatory.kube.reflector import went_backwards
+from observatory.kube.continuity import went_backwards
 from observatory.model.deltas import Relisted, Upserted, WatchState
 from observatory.model.state import ClusterState
 from tests.kube.helpers import Collector, until
