@@ -30,6 +30,7 @@ from observatory.embedded import EmbeddedLab
 from observatory.kube.connect import ConnectError, Connection, check_reachable, connect, find_kubeconfig, in_cluster
 from observatory.lab.kubeconfig import LAB_NAME
 from observatory.lab.server import LabError
+from observatory.model.text import safe
 from observatory.settings import LabSettings
 
 __all__ = ["EXIT_CONNECT_FAILED", "EXIT_LAB_FAILED", "Connected", "NotConnected", "connected", "wants_lab"]
@@ -112,4 +113,6 @@ async def connected(lab_settings: LabSettings, *, kubeconfig: str | None = None,
 
 
 def _say(err: TextIO, message: str) -> None:
-    print(f"observatory: {message}", file=err, flush=True)
+    """One message on ``err``, control characters shown as escapes (a kubeconfig's context or cluster name, or a
+    server's answer, is quoted in it)."""
+    print(safe(f"observatory: {message}"), file=err, flush=True)

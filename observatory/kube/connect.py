@@ -16,6 +16,9 @@ file that names them). Requests go through the proxy kubectl would use (:mod:`ob
 (:mod:`observatory.kube.exec_plugin`) runs here, before any UI takes the terminal, and again before a request once
 its token has expired.
 
+A server URL with ``user:password@`` authenticates as kubectl does (:mod:`observatory.kube.server_url`: those
+credentials, not the user's, in a ``Basic`` header).
+
 Every failure is a :class:`ConnectError` whose text is one paragraph for a person: what failed, the files, context
 or server involved, the contexts to choose from when choosing another would help, and the hint to run
 ``observatory --lab``. Tokens, passwords and key material never appear in it.
@@ -45,6 +48,7 @@ from observatory.kube.exec_plugin import CredentialError, ExecPlugin
 from observatory.kube.kubeconfig import KubeconfigError, MergedKubeconfig, check_credential_sources, load_kubeconfig
 from observatory.kube.proxy import ProxyError, choose_proxy, proxy_secrets, safe_proxy
 from observatory.kube.rawhttp import Unreachable, request, scrub
+from observatory.kube.server_url import split_userinfo, without_userinfo
 from observatory.kube.transport import safe_server
 
 __all__ = [
@@ -185,6 +189,10 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
         raise ConnectError(f'Context "{name}" in the kubeconfig {where} refers to cluster "{cluster_name}", which '
                            f"is not defined there.{others}", "missing-cluster", names)
     server = _check_server(cluster, cluster_name, name, where, names, others)
+    server, url_authorization, url_secrets = split_userinfo(server)
+    secrets |= url_secrets
+    if url_authorization is not None:  # kubectl sends these credentials instead of the user's (server_url.py)
+        cluster = {**cluster, "server": server}
     user = merged.resolved("users", user_name) if user_name else None
     if user_name and user is None:
         raise ConnectError(f'Context "{name}" in the kubeconfig {where} refers to user "{user_name}", which is not '
@@ -199,7 +207,7 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
         raise ConnectError(f'The proxy for context "{name}" (kubeconfig {where}) cannot be used: {exc}.', "proxy",
                            names) from None
     plugin = None
-    if user and isinstance(user.get("exec"), dict):
+    if user and isinstance(user.get("exec"), dict) and url_authorization is None:
         plugin = ExecPlugin(user["exec"], user_name, cluster)
         try:
             await plugin.run()
@@ -218,13 +226,16 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
     cfg.proxy = proxy
     if plugin is not None:
         _use_plugin(cfg, plugin)
+    if url_authorization is not None:
+        cfg.api_key, cfg.api_key_prefix, cfg.refresh_api_key_hook = {"BearerToken": url_authorization}, {}, None
     api = _api_client(cfg, f'context "{name}" in the kubeconfig {where}')
     ns = namespace or str(body.get("namespace") or "") or "default"
     user_body = user or {}
     secrets |= token_file_secrets(user_body, None) | loaded_secrets(cfg) | proxy_secrets(proxy)
     ca, insecure = cluster_tls(cluster)
     return Connection(api=api, context=name, server=(cfg.host or "").rstrip("/"), namespace=ns, source="kubeconfig",
-                      kubeconfig=os.pathsep.join(files), auth=auth_kind(user_body), ca=ca, insecure=insecure,
+                      kubeconfig=os.pathsep.join(files),
+                      auth="basic" if url_authorization else auth_kind(user_body), ca=ca, insecure=insecure,
                       kubeconfig_files=tuple(files), secrets=frozenset(secrets),
                       proxy=safe_proxy(proxy) if proxy else None)
 
@@ -267,7 +278,8 @@ def _check_server(cluster: dict[str, Any], cluster_name: str, name: str, where: 
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("needs http:// or https:// and a host")
     except ValueError as exc:
-        raise ConnectError(f'The server address "{server}" of cluster "{cluster_name}" in the kubeconfig {where} is '
+        shown = without_userinfo(server)  # never the password
+        raise ConnectError(f'The server address "{shown}" of cluster "{cluster_name}" in the kubeconfig {where} is '
                            f"not a valid URL ({exc}).", "invalid", names) from None
     return server
 

@@ -21,13 +21,13 @@ What it does, as client-go's reflector does (``k8s.io/client-go/tools/cache/refl
    resuming the watch from the last RV (or relisting if the list never finished). ``live`` returns when the new
    watch is accepted; after a silent watch, only when it sends its first line.
 5. **403 Forbidden** on list or watch: ``forbidden`` with the API server's message, retried every ``backoff_max``.
-6. **A resourceVersion that goes backwards** (:func:`went_backwards`): a watch event or BOOKMARK whose RV is lower
-   than the RV the reflector holds (the list RV it resumed from, or the last event's), which also covers an event
-   older than the RV held for that object and a resumed watch whose first event is older than what it holds. The
+6. **A stream that does not continue what it holds** (:mod:`observatory.kube.continuity`): an event or BOOKMARK
+   whose resourceVersion is lower than the RV held, or a MODIFIED or DELETED event for an object not held. The
    server lost history it had acknowledged (restored from an older state, then handing out the same RVs again), so
-   what the reflector built on is stale: ``resyncing``, then a fresh list (:class:`Relisted`, which replaces
-   everything held: ghosts vanish, missed objects appear), then ``live``. The event itself is not passed on. A
-   watch answered ``504 Too large resource version`` (the server is behind the RV held) is handled the same way.
+   what the reflector built on is stale: ``resyncing``, then a fresh list (:class:`Relisted` with ``rvs_reused``,
+   which replaces everything held: ghosts vanish, missed objects appear), then ``live``. The event itself is not
+   passed on. A watch answered ``504 Too large resource version`` (the server is behind the RV held) is handled
+   the same way.
 
 Objects are passed through as the dicts ``json.loads`` made, with ``metadata.managedFields`` removed. List items
 have no ``kind``/``apiVersion`` (the API server leaves them out); watch objects have them.
@@ -40,7 +40,6 @@ import collections
 import contextlib
 import json
 import random
-import re
 import statistics
 import time
 from collections.abc import AsyncGenerator
@@ -50,11 +49,12 @@ from typing import Any, NoReturn
 import aiohttp
 from kubernetes_asyncio import client
 
+from observatory.kube.continuity import Continuity
 from observatory.kube.fetch import list_all
 from observatory.kube.rawhttp import ApiError, Unreachable, api_error, drop_managed_fields, open_response, unreachable
 from observatory.model.deltas import Deleted, Delta, Relisted, Upserted, WatchState
 
-__all__ = ["CLUSTER_SCOPED", "KINDS", "Reflector", "went_backwards"]
+__all__ = ["CLUSTER_SCOPED", "KINDS", "Reflector"]
 
 KINDS = {"pods": True, "events": True, "nodes": False, "namespaces": False, "persistentvolumeclaims": True,
          "persistentvolumes": False, "storageclasses": False}
@@ -124,6 +124,7 @@ class Reflector:
         self.relists = 0
         self.reconnects = 0
         self.backwards = 0
+        self._continuity = Continuity(kind)
         self._state: tuple[str, str] | None = None
         root = GROUP_PATHS.get(kind, "/api/v1")
         base = f"{root}/namespaces/{self.namespace}" if self.namespace else root
@@ -149,6 +150,7 @@ class Reflector:
                     objs, rv = await self._list()
                     need_list, failures, stale_since, need_bytes = False, 0, None, False
                     self.resource_version = rv
+                    self._continuity.relisted(objs)
                     self.relists += 1
                     yield Relisted(self.kind, tuple(objs), rv, rvs_reused=rvs_reused)
                     rvs_reused = False
@@ -308,13 +310,14 @@ class Reflector:
             if code == 403:
                 raise _Forbidden(message)
             raise _Trouble(f"The watch of {self.kind} ended with an error: {message}.")
-        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        broken = self._continuity.check(type_, meta, self.resource_version)
+        if broken is not None:
+            self.backwards += 1
+            raise _Backwards(broken)
+        rv = meta.get("resourceVersion")
         if rv:
-            if went_backwards(self.resource_version, str(rv)):
-                self.backwards += 1
-                raise _Backwards(f"The API server sent {self.kind} at resourceVersion {rv}, older than the "
-                                 f"{self.resource_version} already seen: it lost history, so the {self.kind} are "
-                                 "listed again.")
             self.resource_version = str(rv)
         if type_ == "BOOKMARK":
             now = time.monotonic()
@@ -323,6 +326,7 @@ class Reflector:
             self._last_bookmark = now
             return []
         drop_managed_fields(obj)
+        self._continuity.applied(type_, meta)
         if type_ in ("ADDED", "MODIFIED"):
             return [Upserted(self.kind, obj, type_)]
         if type_ == "DELETED":
@@ -377,25 +381,6 @@ class Reflector:
             return None
         self._state = key
         return WatchState(self.kind, state, since or datetime.now(UTC), detail)
-
-
-_DECIMAL = re.compile("0|[1-9][0-9]{0,30}")
-
-
-def went_backwards(held: str, seen: str) -> bool:
-    """True when resourceVersion ``seen`` (a watch event's or BOOKMARK's) is lower than ``held`` (the list RV the
-    watch resumed from, or the last event's).
-
-    resourceVersions are opaque to Kubernetes clients: in v1.34 the API conventions allow only equality, and
-    client-go's reflector (``tools/cache/reflector.go``) stores whatever RV it last saw without comparing. Every
-    etcd-backed server (kube-apiserver, and the lab) issues them as etcd revisions, decimal integers that only grow
-    (KEP-5504 makes that comparison official from v1.35). So the comparison is applied only when both are canonical
-    decimal integers (no sign, no leading zero, no ``_``, ASCII digits); any other pair never counts as backwards,
-    and the reflector behaves as client-go's. An event whose RV equals the one held is not backwards (a BOOKMARK
-    may repeat it)."""
-    if not (_DECIMAL.fullmatch(held) and _DECIMAL.fullmatch(seen)):
-        return False
-    return int(seen) < int(held)
 
 
 def _retry_after(value: str | None) -> float | None:

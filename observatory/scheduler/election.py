@@ -11,6 +11,16 @@
 * **renew**: the leader PUTs a fresh ``renewTime`` every ``retry_period`` (keeping ``acquireTime`` and
   ``leaseTransitions``); when no renewal succeeds within ``renew_deadline`` it has lost the lease and stops leading
   (kube-scheduler then exits).
+* **holds** (:meth:`LeaderElector.holds`), checked before every act (each Binding, PreBind write, preemption,
+  event and status write): the leader acts only while its last successful renewal *started* less than
+  ``renew_deadline`` ago. client-go notices a missed deadline only when its renew loop's timeout fires
+  (``renew`` in ``leaderelection.go``), and its package documentation says the implementation "does not
+  guarantee that only one client is acting as a leader (a.k.a. fencing)"; a leader paused (SIGSTOP, a long GC, a
+  suspended VM) past its lease would go on binding after it resumes, beside the candidate that took over. Since
+  every other candidate waits ``lease_duration`` (longer than ``renew_deadline``) from when it observed that
+  renewal, a leader that stops at the renew deadline has stopped before anyone else may start. What is left is an
+  act already on the wire when the pause began. Times are read from the clock that keeps counting while the
+  machine sleeps (``CLOCK_BOOTTIME`` where there is one, else the monotonic clock).
 * **release** (``ReleaseOnCancel``, what kube-scheduler sets): on a clean stop the leader PUTs
   ``holderIdentity: ""``, ``leaseDurationSeconds: 1``, renew and acquire time now, so a waiting candidate takes over
   at its next retry instead of waiting out the lease.
@@ -36,25 +46,38 @@ from observatory.kube.lease import lease_path
 from observatory.scheduler.objects import lease_body, lease_spec, micro_time
 from observatory.scheduler.options import JITTER_FACTOR, check_timings
 
-__all__ = ["JITTER_FACTOR", "LeaderElector", "check_timings"]
+__all__ = ["JITTER_FACTOR", "LeaderElector", "check_timings", "uptime"]
+
+
+def uptime() -> float:
+    """Seconds on a clock that never goes back and keeps counting through a suspend (``CLOCK_BOOTTIME``; the
+    monotonic clock where the system has none)."""
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    return time.clock_gettime(boottime) if boottime is not None else time.monotonic()
+
 
 class LeaderElector:
     """One candidate, ``identity`` (``<hostname>_<uuid>``), for the Lease ``namespace/name``. ``leading`` is set
-    while this candidate holds the Lease. ``log`` gets one sentence per change of leader."""
+    while this candidate holds the Lease; ``renewed`` is set on each successful acquire or renewal (a waiter
+    clears it first). ``log`` gets one sentence per change of leader. ``clock`` gives the seconds every
+    observation and renewal is stamped with (default :func:`uptime`)."""
 
     def __init__(self, api: Any, namespace: str, name: str, identity: str, *, lease_duration: float = 15.0,
                  renew_deadline: float = 10.0, retry_period: float = 2.0,
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None, clock: Callable[[], float] | None = None) -> None:
         check_timings(lease_duration, renew_deadline, retry_period)
         self.api = api
         self.namespace, self.name, self.identity = namespace, name, identity
         self.lease_duration, self.renew_deadline, self.retry_period = lease_duration, renew_deadline, retry_period
         self.log = log or (lambda _line: None)
         self.leading = asyncio.Event()
+        self.renewed = asyncio.Event()
+        self._clock = clock or uptime
+        self._renewed_at: float | None = None  # when the last successful acquire or renewal started
         self._lease: dict[str, Any] | None = None  # the object last read or written (its resourceVersion)
         self._observed: dict[str, Any] = {}  # the spec last observed
         self._observed_raw = ""
-        self._observed_at = 0.0  # monotonic time of that observation
+        self._observed_at = 0.0  # when that observation was made (self._clock)
         self._reported = ""
 
     @property
@@ -69,6 +92,26 @@ class LeaderElector:
     def holder(self) -> str:
         """The last observed holder ("" when none)."""
         return str(self._observed.get("holderIdentity") or "")
+
+    def holds(self) -> bool:
+        """True while this candidate leads and its last successful acquire or renewal started less than
+        ``renew_deadline`` seconds ago: the check before every act (module docstring, **holds**)."""
+        return (self.leading.is_set() and self._renewed_at is not None
+                and self._clock() - self._renewed_at < self.renew_deadline)
+
+    def lapse(self) -> str:
+        """Why :meth:`holds` is False, as one clause: ``the Lease NS/NAME was last renewed 31.2 s ago, longer
+        than its renew deadline of 10 s`` (or that it is not held)."""
+        if not self.leading.is_set() or self._renewed_at is None:
+            return f"the Lease {self.key} is not held"
+        return (f"the Lease {self.key} was last renewed {self._clock() - self._renewed_at:.1f} s ago, longer than "
+                f"its renew deadline of {self.renew_deadline:g} s")
+
+    def _renewed(self, started: float) -> bool:
+        """Record a successful acquire or renewal that started at ``started``; always True."""
+        self._renewed_at = started
+        self.renewed.set()
+        return True
 
     def _lease_valid(self, now: float) -> bool:
         return self._observed_at + float(self._observed.get("leaseDurationSeconds") or 0) > now
@@ -98,14 +141,14 @@ class LeaderElector:
 
     async def try_acquire_or_renew(self) -> bool:
         """``tryAcquireOrRenew``: True when this candidate holds the Lease afterwards."""
-        now_mono, now = time.monotonic(), datetime.now(UTC)
+        now_mono, now = self._clock(), datetime.now(UTC)
         if self.is_leader and self._lease_valid(now_mono) and self._lease is not None:  # the fast path
             spec = self._record(now, acquired=self._observed.get("acquireTime"),
                                 transitions=int(self._observed.get("leaseTransitions") or 0))
             try:
                 await self._update(spec)
                 self._observe(spec, now_mono)
-                return True
+                return self._renewed(now_mono)
             except (ApiError, Unreachable):
                 pass  # fall back to the slow path
         try:
@@ -121,7 +164,7 @@ class LeaderElector:
             except (ApiError, Unreachable) as exc:
                 return self._failed("error initially creating leader election record", exc)
             self._observe(spec, now_mono)
-            return True
+            return self._renewed(now_mono)
         except Unreachable as exc:
             return self._failed(f"error retrieving resource lock {self.key}", exc)
         spec_now = lease.get("spec") or {}
@@ -142,7 +185,7 @@ class LeaderElector:
         except (ApiError, Unreachable) as exc:
             return self._failed("Failed to update lock", exc)
         self._observe(spec, now_mono)
-        return True
+        return self._renewed(now_mono)
 
     def _failed(self, what: str, exc: Exception) -> bool:
         """Log a failed attempt in client-go's leaderelection words (``error retrieving resource lock NS/NAME: …``,
@@ -194,5 +237,5 @@ class LeaderElector:
         except (ApiError, Unreachable) as exc:
             self.log(f"Lease {self.key} could not be released: {exc}")
             return False
-        self._observe(spec, time.monotonic())
+        self._observe(spec, self._clock())
         return True

@@ -208,10 +208,23 @@ class Scheduler:
         except Exception as exc:
             self._out.put_nowait(exc)
 
-    def _spawn_write(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+    def _holds(self) -> bool:
+        """Whether this instance may act now: no leader election, or the Lease renewed within its renew deadline
+        (:meth:`~.election.LeaderElector.holds`, checked before every Binding and write)."""
+        return self.elector is None or self.elector.holds()
+
+    def _spawn_write(self, coro: Any, *, guarded: bool = True) -> None:
+        """Run the write ``coro`` in the background; ``guarded``: only while :meth:`_holds` when it starts (else
+        it is closed unstarted)."""
+        task = asyncio.get_running_loop().create_task(self._when_holding(coro) if guarded else coro)
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
+
+    async def _when_holding(self, coro: Any) -> None:
+        if not self._holds():
+            coro.close()
+            return
+        await coro
 
     # -- watches -------------------------------------------------------------------------------------------------
 
@@ -365,6 +378,13 @@ class Scheduler:
         while True:
             if self.elector is not None and not self.elector.leading.is_set():
                 return  # the Lease is lost: decisions() raises SchedulerStopped
+            if self.elector is not None and not self.elector.holds():
+                # Past the renew deadline without a renewal (a pause, a slow API server): act on nothing until a
+                # renewal succeeds, or the renewal gives up and decisions() raises SchedulerStopped.
+                self.log(f"Not scheduling: {self.elector.lapse()}.")
+                self.elector.renewed.clear()
+                await self.elector.renewed.wait()
+                continue
             key, due = self.queue.pop(time.monotonic())
             if key is None:
                 self._wake.clear()
@@ -480,12 +500,16 @@ class Scheduler:
         try:
             if self.options.bind_delay:
                 await asyncio.sleep(self.options.bind_delay)
+            if not self._holds():
+                return self._not_holding(key, pod, choice, cycle, attempt, verdicts, volumes)
             if volumes is not None:
                 failed = await bind_pod_volumes(self.api, self.cache, volumes, lambda: key in self.unbound,
                                                 key[1])
                 if failed is not None:
                     self._prebind_failed(key, pod, choice, cycle, attempt, verdicts, volumes, failed)
                     return
+                if not self._holds():
+                    return self._not_holding(key, pod, choice, cycle, attempt, verdicts, None)
             exchange = await post_binding(self.api, key[0], key[1], choice.node, uid=meta.get("uid") or None)
         finally:
             self._slots.release()
@@ -515,6 +539,21 @@ class Scheduler:
             self._wake.set()
         self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="error", node=choice.node,
                                             message=message, exchange=exchange, **scored))
+
+    def _not_holding(self, key: Key, pod: dict[str, Any], choice: Any, cycle: tuple[int, datetime], attempt: int,
+                     verdicts: Mapping[str, str], volumes: VolumePlan | None) -> None:
+        """The binding cycle reached its Binding past the Lease's renew deadline: nothing is sent; the assumption
+        (and an unbound volume plan) is undone and the pod goes back to the queue for whoever leads next."""
+        if volumes is not None:
+            unreserve(self.cache.volumes, volumes)
+        self.cache.forget(key)
+        self._cluster_changed(assumed_pod_deleted(pod, choice.node))
+        if key in self.unbound:
+            self.queue.retry(key, time.monotonic())
+        assert self.elector is not None
+        self._out.put_nowait(self._decision(pod, cycle, attempt, verdicts, outcome="skipped", node=choice.node,
+                                            message=f"not bound to {choice.node}: {self.elector.lapse()} (only the "
+                                                    "Lease holder schedules)"))
 
     def _prebind_failed(self, key: Key, pod: dict[str, Any], choice: Any, cycle: tuple[int, datetime], attempt: int,
                         verdicts: Mapping[str, str], volumes: VolumePlan, message: str) -> None:
@@ -555,12 +594,14 @@ class Scheduler:
         for other in lower:
             self.nominator.set(pod_key(other), "")
         self._preempting.add(key)
-        self._spawn_write(self._preempt(key, pod, message, candidate.node, victims, lower))
+        self._spawn_write(self._preempt(key, pod, message, candidate.node, victims, lower), guarded=False)
 
     async def _preempt(self, key: Key, pod: dict[str, Any], message: str, node: str, victims: list[dict[str, Any]],
                        lower: list[Mapping[str, Any]]) -> None:
         try:
             await self._fail(pod, "Unschedulable", message, nominated=node)
+            if not self._holds():  # the victims stay: only the Lease holder deletes pods
+                return
             await act_preemption(self.api, self._recorder(pod), pod, node, victims, lower, self.profile(pod),
                                  self.log)
         finally:
@@ -576,6 +617,8 @@ class Scheduler:
         return self.recorders[self.profile(pod)]
 
     async def _fail(self, pod: dict[str, Any], reason: str, message: str, *, nominated: str | None = None) -> None:
+        if not self._holds():
+            return
         await self._recorder(pod).record(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
         patch = status_patch(pod, reason, message, nominated)
         if patch is None:

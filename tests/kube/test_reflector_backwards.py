@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from observatory.kube.reflector import went_backwards
+from observatory.kube.continuity import went_backwards
 from observatory.model.deltas import Relisted, Upserted, WatchState
 from observatory.model.state import ClusterState
 from tests.kube.helpers import Collector, until
@@ -150,6 +150,59 @@ async def test_equal_and_growing_rvs_never_relist(fake):
         await until(lambda: reflector.resource_version == "11" and len(reflector_watches(api)) >= 2, "re-watch")
         assert len(collector.relists()) == 1 and "resyncing" not in collector.states()
         assert reflector.backwards == 0
+    finally:
+        await collector.stop()
+
+
+async def test_a_restored_server_that_reached_the_old_rv_again_is_caught_by_an_unknown_object(fake):
+    """The restored server (443) had issued 444..470 again by the time the watch resumed at 467, so it accepted
+    the resume and sends only 468..: the resourceVersions grow, but a MODIFIED arrives for a pod this reflector
+    never listed nor saw ADDED (created at 450 after the restore), which a consistent stream never does."""
+    api, conn = fake
+    api.list_script = [pod_list([pod_obj("kept", 400), pod_obj("ghost", 460)], 467)]
+    api.watch_script = [[{"type": "MODIFIED", "object": pod_obj("kept", 468)},
+                         {"type": "MODIFIED", "object": pod_obj("unseen", 469, node="worker-1")}]]
+    api.items, api.rv = [pod_obj("kept", 468), pod_obj("unseen", 469, node="worker-1")], "470"
+    reflector = RecordingReflector(conn.api, "pods", "default", backoff_initial=0.01, backoff_max=0.02)
+    collector = Collector(reflector.run())
+    try:
+        await until(lambda: len(collector.relists()) == 2 and collector.last_state().state == "live", "relisted")
+        assert collector.events() == [("MODIFIED", "kept")]
+        assert set(collector.model()) == {"default/kept", "default/unseen"}  # the ghost is gone
+        assert collector.relists()[1].rvs_reused and reflector.backwards == 1
+        assert "never listed or added" in next(d.detail for d in collector.deltas
+                                               if getattr(d, "state", "") == "resyncing")
+    finally:
+        await collector.stop()
+
+
+async def test_a_deleted_event_for_an_object_never_held_relists(fake):
+    api, conn = fake
+    api.list_script = [pod_list([pod_obj("a", 100)], 100)]
+    api.watch_script = [[{"type": "DELETED", "object": pod_obj("never-seen", 101)}]]
+    api.items, api.rv = [pod_obj("a", 100)], "101"
+    reflector = RecordingReflector(conn.api, "pods", "default", backoff_initial=0.01, backoff_max=0.02)
+    collector = Collector(reflector.run())
+    try:
+        await until(lambda: len(collector.relists()) == 2 and collector.last_state().state == "live", "relisted")
+        assert collector.events() == []
+    finally:
+        await collector.stop()
+
+
+async def test_objects_added_on_the_stream_may_be_modified_and_deleted(fake):
+    api, conn = fake
+    api.items, api.rv = [], "9"
+    api.watch_script = [[{"type": "ADDED", "object": pod_obj("b", 10)},
+                         {"type": "MODIFIED", "object": pod_obj("b", 11)},
+                         {"type": "DELETED", "object": pod_obj("b", 12)},
+                         {"type": "ADDED", "object": pod_obj("b", 13)}]]
+    reflector = RecordingReflector(conn.api, "pods", "default", backoff_initial=0.01, backoff_max=0.02)
+    collector = Collector(reflector.run())
+    try:
+        await until(lambda: reflector.resource_version == "13" and len(reflector_watches(api)) >= 2, "re-watch")
+        assert collector.events() == [("ADDED", "b"), ("MODIFIED", "b"), ("DELETED", "b"), ("ADDED", "b")]
+        assert len(collector.relists()) == 1 and reflector.backwards == 0
     finally:
         await collector.stop()
 
