@@ -169,3 +169,12 @@ def test_a_transfer_encoding_other_than_chunked_gets_gos_501(plain, encoding):
         b"\r\n\r\n0\r\n\r\n"
     assert read_all(plain, data) == (b"HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain; charset=utf-8\r\n"
                                      b"Connection: close\r\n\r\nUnsupported transfer encoding")
+
+
+@pytest.mark.parametrize("content_type", ["application/json-patch+json", "application/merge-patch+json",
+                                          "application/strategic-merge-patch+json"])
+def test_a_patch_nested_too_deep_to_parse_is_a_400_status(plain, content_type):
+    answer = exchange(plain, request("PATCH", "/api/v1/namespaces/sched-lab/pods/manual", headers={
+        "Content-Type": content_type}, body=b"[" * 20000 + b"]" * 20000))
+    assert (answer.status, status_of(answer)["message"]) == (400, "the body is nested deeper than the lab accepts "
+                                                                  "(100 levels)")
