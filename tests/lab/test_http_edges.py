@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 
 from observatory.embedded import EmbeddedLab
-from observatory.lab import gohttp
+from observatory.lab import api, gohttp
 from observatory.lab.api import _aiohttp_refusal
 from observatory.settings import LabSettings
 from tests.conftest import API_ONLY
@@ -178,3 +178,21 @@ def test_a_patch_nested_too_deep_to_parse_is_a_400_status(plain, content_type):
         "Content-Type": content_type}, body=b"[" * 20000 + b"]" * 20000))
     assert (answer.status, status_of(answer)["message"]) == (400, "the body is nested deeper than the lab accepts "
                                                                   "(100 levels)")
+
+
+def test_a_request_whose_body_never_arrives_gets_the_timeout_filters_504(plain, monkeypatch):
+    """--request-timeout (60 s upstream, shortened here) for a request that is not a watch."""
+    monkeypatch.setattr(api, "REQUEST_TIMEOUT", 0.3)
+    data = request("POST", "/api/v1/namespaces/default/pods", headers={"Content-Type": "application/json"},
+                   body=b"{}").replace(b"Content-Length: 2", b"Content-Length: 200")
+    answer = exchange(plain, data, timeout=10)
+    assert (answer.status, status_of(answer)) == (504, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "Timeout: request did not complete within the allotted timeout", "reason": "Timeout",
+        "details": {}, "code": 504})
+
+
+def test_a_watch_is_long_running_and_not_cut_by_the_request_timeout(plain, monkeypatch):
+    monkeypatch.setattr(api, "REQUEST_TIMEOUT", 0.3)
+    raw = read_all(plain, request("GET", "/api/v1/pods?watch=1&timeoutSeconds=1"), timeout=10)
+    assert raw.startswith(b"HTTP/1.1 200 OK\r\n") and raw.endswith(b"\r\n0\r\n\r\n")
