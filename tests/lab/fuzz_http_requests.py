@@ -214,7 +214,7 @@ def bodies(draw: st.DrawFn, content_type: str | None) -> bytes:
         return _encode(draw(PATCHES), content_type)
     if kind == "json":
         return _encode(draw(JSON_VALUES), content_type)
-    return draw(RAW_BODIES)
+    return draw(RAW_BODIES | st.binary(max_size=200))  # random bytes: protobuf, YAML and JSON decoders meet junk
 
 
 
