@@ -196,3 +196,15 @@ def test_a_watch_is_long_running_and_not_cut_by_the_request_timeout(plain, monke
     monkeypatch.setattr(api, "REQUEST_TIMEOUT", 0.3)
     raw = read_all(plain, request("GET", "/api/v1/pods?watch=1&timeoutSeconds=1"), timeout=10)
     assert raw.startswith(b"HTTP/1.1 200 OK\r\n") and raw.endswith(b"\r\n0\r\n\r\n")
+
+
+def test_an_unexpected_exception_is_the_last_resort_500_internal_error_status(plain, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(plain.lab.registry, "list", broken)
+    answer = exchange(plain, request("GET", "/api/v1/pods"))
+    assert (answer.status, status_of(answer)) == (500, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "Internal error occurred: boom", "reason": "InternalError",
+        "details": {"causes": [{"message": "boom"}]}, "code": 500})
