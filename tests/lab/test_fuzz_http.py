@@ -174,3 +174,9 @@ def test_the_fuzz_reaches_the_handlers(lab):
                        "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9"}]}}).encode()
     written = check(lab, build("POST", "/api/v1/namespaces/fz-known/pods", "", admin, body), "POST")
     assert written.status == 201
+
+
+def test_a_bearer_token_that_is_not_utf8_is_unauthorized_in_an_rbac_lab(lab):
+    token = b"Bearer \xff\xfe" + TOKENS["admin"].encode()
+    answer = check(lab, build("GET", "/api/v1/pods", "", {"Authorization": token}, b""), "GET")
+    assert (answer.status, json.loads(answer.body)["message"]) == (401, "Unauthorized")
