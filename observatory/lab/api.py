@@ -118,6 +118,24 @@ def authenticated(lab: LabContext, request: web.Request) -> bool:
     return security.tokens_equal(token, lab.token)
 
 
+REQUEST_TIMEOUT = 60.0
+"""kube-apiserver's ``--request-timeout`` default (1m0s) in seconds: how long a request that is not long-running
+(a watch is) may take before ``WithTimeoutForNonLongRunningRequests`` answers 504."""
+
+
+def request_timed_out() -> errors.StatusError:
+    """504 as apiserver ``pkg/server/filters/timeout.go`` writes it: ``apierrors.NewTimeoutError("request did not
+    complete within the allotted timeout", 0)``, so message ``Timeout: request did not complete within the allotted
+    timeout``, reason Timeout, empty details."""
+    return errors.StatusError(errors.status_failure(
+        504, "Timeout", "Timeout: request did not complete within the allotted timeout", {}))
+
+
+def _long_running(request: web.Request) -> bool:
+    """Whether a request is long-running for the timeout filter: in the lab, a watch (``watch=1``/``true``)."""
+    return request.method == "GET" and request.query.get("watch", "") in ("1", "true", "True")
+
+
 def _aiohttp_refusal(exc: web.HTTPException) -> errors.StatusError:
     """The Status for an answer aiohttp's router or body reader raised: 404 and 405 as go-restful's
     ``serviceErrorHandler`` answers them, 413 as the apiserver's body limit, anything else with its code and text."""
@@ -138,9 +156,10 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
     text. A request that fails authentication gets 401 with kube-apiserver's body (``apierrors.NewUnauthorized
     ("Unauthorized")`` written by the authentication filter; the body is upstream's, the API reference does not
     quote it): ``{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized",
-    "reason":"Unauthorized","code":401}``. A StatusError becomes its Status; aiohttp's own 404/405/413 become the
-    apiserver's Status for them; anything unexpected, the last resort, becomes 500 ``Internal error occurred: <err>``
-    (``apierrors.NewInternalError``) and is logged."""
+    "reason":"Unauthorized","code":401}``. A request that is not a watch has :data:`REQUEST_TIMEOUT` seconds before it
+    is answered 504 (:func:`request_timed_out`), a body that never arrives included. A StatusError becomes its
+    Status; aiohttp's own 404/405/413 become the apiserver's Status for them; anything unexpected, the last resort,
+    becomes 500 ``Internal error occurred: <err>`` (``apierrors.NewInternalError``) and is logged."""
     refusal = gohttp.go_request_error(request)
     if refusal is not None:
         return gohttp.write_refusal(request.protocol, refusal)
@@ -150,7 +169,15 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
             return status_response(errors.unauthorized())
         if lab.rbac is not None:
             rbac.authorize(lab.rbac, request)  # 403 Forbidden for what the user may not do (lab/rbac.py)
-        return await handler(request)
+        if _long_running(request):
+            return await handler(request)
+        try:
+            async with asyncio.timeout(REQUEST_TIMEOUT):
+                return await handler(request)
+        except TimeoutError:
+            if request.writer.output_size:
+                raise  # the answer has started: the connection is dropped, as Go aborts the handler
+            return status_response(request_timed_out())
     except errors.StatusError as exc:
         return status_response(exc)
     except web.HTTPException as exc:

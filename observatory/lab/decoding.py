@@ -32,6 +32,11 @@ def request_too_large() -> errors.StatusError:
                                                     f"Request entity too large: limit is {MAX_BODY_BYTES}"))
 
 
+def too_deep_message() -> str:
+    """The 400 text for a body nested deeper than :data:`MAX_DEPTH`."""
+    return f"the body is nested deeper than the lab accepts ({MAX_DEPTH} levels)"
+
+
 def reject_constant(name: str) -> Any:
     raise ValueError(f"invalid character '{name[0]}' looking for beginning of value")
 
@@ -56,7 +61,7 @@ def decode(raw: bytes, content_type: str) -> Any:
         else:
             value = json.loads(raw, parse_constant=reject_constant)
     except RecursionError:
-        raise errors.bad_request(f"the body is nested deeper than the lab accepts ({MAX_DEPTH} levels)") from None
+        raise errors.bad_request(too_deep_message()) from None
     except (ValueError, yaml.YAMLError) as exc:
         raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
     return sanitize(value)
@@ -73,7 +78,7 @@ def sanitize(value: Any) -> Any:
         if budget[0] < 0:
             raise errors.bad_request("error converting YAML to JSON: yaml: document contains excessive aliasing")
         if depth > MAX_DEPTH:
-            raise errors.bad_request(f"the body is nested deeper than the lab accepts ({MAX_DEPTH} levels)")
+            raise errors.bad_request(too_deep_message())
         if isinstance(v, str):
             return _fix_surrogates(v)
         if v is None or isinstance(v, bool | int):

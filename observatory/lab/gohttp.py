@@ -23,8 +23,9 @@ see it (``net/http/server.go``, ``conn.serve`` and ``conn.readRequest``). The la
 * an ``Expect`` other than ``100-continue``: 417 with an empty body (:func:`expect_handler`);
 * an idle kept-alive connection is closed after :data:`IDLE_TIMEOUT` seconds (aiohttp's keep-alive timeout).
 
-Each refusal is written as Go's exact bytes (:func:`go_wire`; the status line always says ``HTTP/1.1``, as Go's
-does) and the connection is closed. Everything that reaches the lab's handlers answers with a Status
+Each plain-text refusal is written as Go's exact bytes (:func:`go_wire`; the status line always says ``HTTP/1.1``,
+as Go's does) and the connection is closed; the 417 is an aiohttp response with Go's status, ``Connection: close``
+and empty body. Everything that reaches the lab's handlers answers with a Status
 (:mod:`observatory.lab.api`); a handler exception that escapes them still becomes kube-apiserver's 500
 InternalError Status here, never aiohttp's text page.
 """

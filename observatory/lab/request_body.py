@@ -121,10 +121,13 @@ def _field_validation(request: web.Request, kind: str, body: dict[str, Any]) -> 
 
 def _sanitized_patch(raw: bytes) -> bytes:
     """A patch body re-encoded from its sanitised JSON value; unparsable bytes pass through so the patch module can
-    report them with Go's wording."""
+    report them with Go's wording. JSON nested too deep to parse at all is refused here with the 400 a body nested
+    beyond :data:`decoding.MAX_DEPTH` gets (Go's decoder refuses past 10000 levels: ``exceeded max depth``)."""
     try:
         value = json.loads(raw, parse_constant=decoding.reject_constant)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        raise errors.bad_request(decoding.too_deep_message()) from None
+    except ValueError:
         return raw
     return json.dumps(decoding.sanitize(value)).encode()
 

@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 
 from observatory.embedded import EmbeddedLab
-from observatory.lab import gohttp
+from observatory.lab import api, gohttp
 from observatory.lab.api import _aiohttp_refusal
 from observatory.settings import LabSettings
 from tests.conftest import API_ONLY
@@ -103,9 +103,10 @@ def test_headers_that_never_finish_are_closed_without_an_answer(plain, monkeypat
 
 
 def test_the_header_timeout_spares_a_request_being_served(plain, monkeypatch):
-    """A watch outlives the header deadline and still ends as its timeoutSeconds says, with the last chunk."""
-    monkeypatch.setattr(gohttp, "READ_HEADER_TIMEOUT", 0.3)
-    raw = read_all(plain, request("GET", "/api/v1/pods?watch=1&timeoutSeconds=1"), timeout=10)
+    """A watch outlives the header deadline and still ends as its timeoutSeconds says, with the last chunk. (The
+    deadline is 1 s so that a loaded machine still reads the headers in time; the watch lasts 2 s.)"""
+    monkeypatch.setattr(gohttp, "READ_HEADER_TIMEOUT", 1.0)
+    raw = read_all(plain, request("GET", "/api/v1/pods?watch=1&timeoutSeconds=2"), timeout=10)
     assert raw.startswith(b"HTTP/1.1 200 OK\r\n") and raw.endswith(b"\r\n0\r\n\r\n")
     assert b'"type":"ADDED"' in raw
 
@@ -169,3 +170,42 @@ def test_a_transfer_encoding_other_than_chunked_gets_gos_501(plain, encoding):
         b"\r\n\r\n0\r\n\r\n"
     assert read_all(plain, data) == (b"HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain; charset=utf-8\r\n"
                                      b"Connection: close\r\n\r\nUnsupported transfer encoding")
+
+
+@pytest.mark.parametrize("content_type", ["application/json-patch+json", "application/merge-patch+json",
+                                          "application/strategic-merge-patch+json"])
+def test_a_patch_nested_too_deep_to_parse_is_a_400_status(plain, content_type):
+    answer = exchange(plain, request("PATCH", "/api/v1/namespaces/sched-lab/pods/manual", headers={
+        "Content-Type": content_type}, body=b"[" * 20000 + b"]" * 20000))
+    assert (answer.status, status_of(answer)["message"]) == (400, "the body is nested deeper than the lab accepts "
+                                                                  "(100 levels)")
+
+
+def test_a_request_whose_body_never_arrives_gets_the_timeout_filters_504(plain, monkeypatch):
+    """--request-timeout (60 s upstream, shortened here) for a request that is not a watch."""
+    monkeypatch.setattr(api, "REQUEST_TIMEOUT", 0.3)
+    data = request("POST", "/api/v1/namespaces/default/pods", headers={"Content-Type": "application/json"},
+                   body=b"{}").replace(b"Content-Length: 2", b"Content-Length: 200")
+    answer = exchange(plain, data, timeout=10)
+    assert (answer.status, status_of(answer)) == (504, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "Timeout: request did not complete within the allotted timeout", "reason": "Timeout",
+        "details": {}, "code": 504})
+
+
+def test_a_watch_is_long_running_and_not_cut_by_the_request_timeout(plain, monkeypatch):
+    monkeypatch.setattr(api, "REQUEST_TIMEOUT", 0.3)
+    raw = read_all(plain, request("GET", "/api/v1/pods?watch=1&timeoutSeconds=1"), timeout=10)
+    assert raw.startswith(b"HTTP/1.1 200 OK\r\n") and raw.endswith(b"\r\n0\r\n\r\n")
+
+
+def test_an_unexpected_exception_is_the_last_resort_500_internal_error_status(plain, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(plain.lab.registry, "list", broken)
+    answer = exchange(plain, request("GET", "/api/v1/pods"))
+    assert (answer.status, status_of(answer)) == (500, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "Internal error occurred: boom", "reason": "InternalError",
+        "details": {"causes": [{"message": "boom"}]}, "code": 500})
