@@ -36,6 +36,7 @@ from observatory.lab.request_body import (
 )
 from observatory.lab.resources import CORE_V1, ResourceType
 from observatory.lab.store import Store
+from observatory.lab.validation import kinds
 from observatory.lab.watch import serve_watch
 from observatory.settings import LabSettings
 
@@ -308,6 +309,7 @@ async def _item(
                                 include_object=_include_object(request))
     if method == "PUT":
         body = await _read_body(request, rt.kind)
+        kinds.check_name(body, name, ns)  # the update handler's checkName: a body without a name is a 400
         headers = _field_validation(request, rt.kind, body)
         update = registry.update_status if sub == "status" else registry.update
         return _object_response(rt, update(rt, ns, name, body, dry_run=_dry_run(request)), headers=headers)
