@@ -259,7 +259,7 @@ async def _collection(
 ) -> web.StreamResponse:
     if request.method == "GET":
         query = parse_query(rt, namespace, dict(request.query))
-        if request.query.get("watch", "") in ("1", "true", "True"):
+        if query.watch:  # ListOptions.watch: anything but 0/false (listoptions.go_bool)
             return await serve_watch(request, lab, rt, query)
         page = lab.registry.list(rt, query)
         if _wants_table(request):

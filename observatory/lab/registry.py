@@ -16,7 +16,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from observatory.lab import errors, gotypes, patch, priority, priorityclass, schema, strategicpatch, strategy
-from observatory.lab.listing import ListQuery, ListResult, _decode_continue, _encode_continue, make_predicate
+from observatory.lab.listing import (
+    ListQuery,
+    ListResult,
+    _decode_continue,
+    _encode_continue,
+    check_resource_version,
+    make_predicate,
+)
 from observatory.lab.resources import ALL, CORE_V1, ResourceType
 from observatory.lab.store import Store, now_rfc3339
 from observatory.lab.validation import kinds
@@ -90,8 +97,9 @@ class Registry:
         after = None
         if query.continue_token:
             rv, after = _decode_continue(query.continue_token, rt.name)
-            if rv < store.compacted_rv(rt.name):
-                raise errors.expired(CONTINUE_EXPIRED)
+        check_resource_version(query, store.resource_version)  # 400/500/504 for versions the storage refuses
+        if query.continue_token and rv < store.compacted_rv(rt.name):
+            raise errors.expired(CONTINUE_EXPIRED)
         predicate = make_predicate(rt, query)
         items: list[dict[str, Any]] = []
         more = False
