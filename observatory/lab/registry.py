@@ -165,7 +165,8 @@ class Registry:
     def update(self, rt: ResourceType, namespace: str, name: str, body: dict[str, Any], *,
                dry_run: bool = False) -> dict[str, Any]:
         """PUT: the whole object, optimistic on ``metadata.resourceVersion`` when given (409 Conflict if stale),
-        a name it gives the URL's (400; the HTTP handler has refused a body without one), then validated as
+        a name it gives the URL's (400; the HTTP handler has refused a body without one), a uid it gives the
+        stored one (409, a storage precondition), then validated as
         ``rest.BeforeUpdate`` does (422)."""
         self._check_decodable(rt, body)
         self._check_types(rt, body)
@@ -175,6 +176,8 @@ class Registry:
         self._ensure_namespace(rt, body, namespace)
         meta = body["metadata"]
         old = self.get(rt, namespace, name)
+        kinds.check_uid_precondition(rt.name, rt.group_resource, meta.get("namespace", ""), name, meta.get("uid"),
+                                     old["metadata"].get("uid"))
         if meta.get("resourceVersion") and meta["resourceVersion"] != old["metadata"].get("resourceVersion"):
             raise errors.conflict(rt.group_resource, name, errors.OPTIMISTIC_LOCK_MESSAGE)
         if not meta.get("resourceVersion") and rt.name not in ("pods", "nodes", "namespaces", "events",
@@ -250,6 +253,8 @@ class Registry:
         kinds.check_name(body, name, namespace if rt.namespaced else "")
         self._ensure_namespace(rt, body, namespace)
         old = self.get(rt, namespace, name)
+        kinds.check_uid_precondition(rt.name, rt.group_resource, body["metadata"].get("namespace", ""), name,
+                                     body["metadata"].get("uid"), old["metadata"].get("uid"))
         expect_rv = body["metadata"].get("resourceVersion")
         if expect_rv and expect_rv != old["metadata"].get("resourceVersion"):
             raise errors.conflict(rt.group_resource, name, errors.OPTIMISTIC_LOCK_MESSAGE)

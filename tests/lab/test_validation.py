@@ -276,3 +276,15 @@ async def test_put_without_a_name_is_refused(http):
         assert resp.status == 400
         assert (await resp.json())["message"] == (
             "the name of the object (manual based on URL) was undeterminable: name must be provided")
+
+
+@module_loop
+async def test_put_with_another_uid_fails_its_precondition(http, lab):
+    manual = lab.store.get("pods", "sched-lab", "manual")
+    body = {**manual, "metadata": {**manual["metadata"], "uid": "not-the-uid"}}
+    async with http.put("/api/v1/namespaces/sched-lab/pods/manual", json=body) as resp:
+        assert resp.status == 409
+        assert (await resp.json())["message"] == (
+            'Operation cannot be fulfilled on pods "manual": StorageError: invalid object, Code: 4, '
+            "Key: /registry/pods/sched-lab/manual, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
+            f"UID in precondition: not-the-uid, UID in object meta: {manual['metadata']['uid']}")

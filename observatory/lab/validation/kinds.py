@@ -99,3 +99,20 @@ def check_name(obj: dict[str, Any], name: str, namespace: str) -> None:
     if namespace and obj_namespace and obj_namespace != namespace:
         raise errors.bad_request(f"the namespace of the object ({obj_namespace}) does not match the namespace on "
                                  f"the request ({namespace})")
+
+
+_ETCD_PREFIX = {"nodes": "minions"}
+"""Resources whose etcd key prefix is not their name (k/k ``pkg/registry/core/node/storage``: ``/minions``)."""
+
+
+def check_uid_precondition(resource: str, group_resource: str, namespace: str, name: str, want: Any,
+                           have: Any) -> None:
+    """An update body's ``metadata.uid`` is a storage precondition (``rest.DefaultUpdatedObjectInfo(obj)``
+    ``Preconditions``): another uid is 409 Conflict with the etcd store's ``StorageError`` text, ``Precondition
+    failed: UID in precondition: <want>, UID in object meta: <have>`` (``storage.Preconditions.Check``)."""
+    if not want or want == have:
+        return
+    key = f"/registry/{_ETCD_PREFIX.get(resource, resource)}/" + (f"{namespace}/{name}" if namespace else name)
+    raise errors.conflict(group_resource, name, f"StorageError: invalid object, Code: 4, Key: {key}, "
+                          f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: "
+                          f"{want}, UID in object meta: {have}")
