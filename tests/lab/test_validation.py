@@ -288,3 +288,23 @@ async def test_put_with_another_uid_fails_its_precondition(http, lab):
             'Operation cannot be fulfilled on pods "manual": StorageError: invalid object, Code: 4, '
             "Key: /registry/pods/sched-lab/manual, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
             f"UID in precondition: not-the-uid, UID in object meta: {manual['metadata']['uid']}")
+
+
+def test_pod_updates_only_add_tolerations_and_remove_gates():
+    from observatory.lab.validation.podupdate import validate_pod_update
+    old = strategy.prepare_create("pods", pod(tolerations=[{"key": "k", "operator": "Exists"}],
+                                              schedulingGates=[{"name": "a"}]))
+    old["metadata"].update(uid="u", resourceVersion="5", creationTimestamp="2026-01-01T00:00:00Z")
+    added = json.loads(json.dumps(old))
+    added["spec"]["tolerations"].append({"key": "other", "operator": "Exists"})
+    added["spec"]["schedulingGates"] = []
+    assert validate_pod_update(added, old) == []
+    changed = json.loads(json.dumps(old))
+    changed["spec"]["tolerations"][0]["key"] = "changed"
+    changed["spec"]["schedulingGates"].append({"name": "b"})
+    assert [field.text(c) for c in validate_pod_update(changed, old)] == [
+        "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds",
+        "spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate 'b'"]
+    moved = json.loads(json.dumps(old))
+    moved["spec"]["nodeName"] = "elsewhere"
+    assert [c[1] for c in validate_pod_update(moved, old)] == ["spec"]

@@ -55,11 +55,15 @@ def _go_string_map(value: dict[str, Any]) -> str:
         + "}"
 
 
+def _toleration_key(toleration: Any) -> dict[str, Any]:
+    """A toleration as Go's ``DeepEqual`` sees it once tolerationSeconds is set aside: unset and empty are alike."""
+    return {k: v for k, v in _map(toleration).items() if k != "tolerationSeconds" and v not in ("", None)}
+
+
 def _only_added_tolerations(new: list[Any], old: list[Any]) -> list[Cause]:
     """``validateOnlyAddedTolerations``: each old toleration is still there (tolerationSeconds may change)."""
     for toleration in old:
-        if not any({**toleration, "tolerationSeconds": n.get("tolerationSeconds")} == n
-                   for n in new if isinstance(n, dict) and isinstance(toleration, dict)):
+        if not any(_toleration_key(toleration) == _toleration_key(n) for n in new):
             return [field.forbidden("spec.tolerations",
                                     "existing toleration can not be modified except its tolerationSeconds")]
     return scheduling.validate_tolerations(new, "spec.tolerations")
