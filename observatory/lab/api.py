@@ -47,6 +47,7 @@ from observatory.lab.request_body import (
 )
 from observatory.lab.resources import CORE_V1, ResourceType
 from observatory.lab.store import Store
+from observatory.lab.validation import kinds
 from observatory.lab.watch import serve_watch
 from observatory.settings import LabSettings
 
@@ -320,7 +321,7 @@ async def _collection(
 ) -> web.StreamResponse:
     if request.method == "GET":
         query = parse_query(rt, namespace, dict(request.query))
-        if request.query.get("watch", "") in ("1", "true", "True"):
+        if query.watch:  # ListOptions.watch: anything but 0/false (listoptions.go_bool)
             return await serve_watch(request, lab, rt, query)
         page = lab.registry.list(rt, query)
         if _wants_table(request):
@@ -370,6 +371,7 @@ async def _item(
                                 include_object=_include_object(request))
     if method == "PUT":
         body = await _read_body(request, rt.kind)
+        kinds.check_name(body, name, ns)  # the update handler's checkName: a body without a name is a 400
         headers = _field_validation(request, rt.kind, body)
         update = registry.update_status if sub == "status" else registry.update
         return _object_response(rt, update(rt, ns, name, body, dry_run=_dry_run(request)), headers=headers)

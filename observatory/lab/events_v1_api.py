@@ -100,7 +100,7 @@ async def _collection(request: web.Request, lab: LabContext, namespace: str | No
     registry = lab.registry
     if request.method == "GET":
         query = list_query(namespace, request.query)
-        if request.query.get("watch", "") in ("1", "true", "True"):
+        if query.watch:  # ListOptions.watch: anything but 0/false (listoptions.go_bool)
             return await serve_watch(request, lab, RT, query, wire=events_v1.wire)
         page = registry.list(RT, query)
         if _wants_table(request):

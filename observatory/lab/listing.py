@@ -1,10 +1,12 @@
 """List and watch queries of the lab: selectors, limit and continue, the selection predicate and continue tokens.
 
-Reproduces the parsing of ``metav1.ListOptions`` (``fieldSelector``, ``labelSelector``, ``limit``, ``continue``) in
-apiserver ``pkg/endpoints/handlers/get.go``, the selection predicate of ``pkg/storage/selection_predicate.go``
-(fields from the kind's ``ToSelectableFields``, labels from ``metadata.labels``) and the continue token of
-``pkg/storage/continue.go`` (``EncodeContinue``/``DecodeContinue``: base64 JSON of version, resourceVersion and the
-start key). Bad input raises a :class:`~observatory.lab.errors.StatusError` (400 BadRequest) with upstream's text.
+Reproduces the parsing of ``metav1.ListOptions`` in apiserver ``pkg/endpoints/handlers/get.go`` ``ListResource``
+(decoding, defaulting and validation in :mod:`observatory.lab.validation.listoptions`, then the selectors), the
+selection predicate of ``pkg/storage/selection_predicate.go`` (fields from the kind's ``ToSelectableFields``, labels
+from ``metadata.labels``) and the continue token of ``pkg/storage/continue.go`` (``EncodeContinue``/``DecodeContinue``:
+base64 JSON of version, resourceVersion and the start key). Bad input raises a
+:class:`~observatory.lab.errors.StatusError` with upstream's code and text (400 BadRequest, 422 on
+``ListOptions.meta.k8s.io``, and for resourceVersions the storage refuses 500 or 504).
 Used by :class:`~observatory.lab.registry.Registry` for lists and by :mod:`observatory.lab.watch` for watches.
 """
 
@@ -17,6 +19,7 @@ from typing import Any
 
 from observatory.lab import decoding, errors, labelselectors, selectors
 from observatory.lab.resources import ResourceType
+from observatory.lab.validation import listoptions
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,12 @@ class ListQuery:
     label_selector: labelselectors.LabelSelector | None = None
     limit: int = 0
     continue_token: str = ""
+    options: listoptions.Options = listoptions.DEFAULT
+    """The decoded and defaulted ListOptions (watch, resourceVersion, resourceVersionMatch, sendInitialEvents, ...)."""
+
+    @property
+    def watch(self) -> bool:
+        return self.options.watch
 
     @property
     def filtered(self) -> bool:
@@ -47,20 +56,30 @@ class ListQuery:
 
 
 def parse_query(rt: ResourceType, namespace: str | None, params: dict[str, str]) -> ListQuery:
-    """Parse ``fieldSelector``, ``labelSelector``, ``limit`` and ``continue``; bad input raises 400 BadRequest."""
+    """Parse the list/watch query as ``ListResource`` does: decode the options (400 for integers that do not parse),
+    parse the selectors (400), validate the options (422 on ``ListOptions.meta.k8s.io``), check the field labels
+    (400), and for a watch parse the resourceVersion (upstream's 500 when it is not an unsigned integer)."""
+    options = listoptions.decode(params)
     try:
         fsel = selectors.parse_field_selector(params.get("fieldSelector", ""))
-        _, supported, aliases = selectors.FIELD_SETS.get(rt.name, selectors.METADATA_FIELDS)
-        fsel.check_supported(supported, aliases, default_conversion=rt.name not in selectors.FIELD_SETS)
         lsel = labelselectors.parse_label_selector(params.get("labelSelector", ""))
     except selectors.SelectorError as exc:
         raise errors.bad_request(str(exc)) from None
-    limit_text = params.get("limit", "") or "0"
+    listoptions.validate(options)
     try:
-        limit = int(limit_text)
-    except ValueError:
-        raise errors.bad_request(f'strconv.ParseInt: parsing "{limit_text}": invalid syntax') from None
-    return ListQuery(namespace, fsel, lsel, max(limit, 0), params.get("continue", ""))
+        _, supported, aliases = selectors.FIELD_SETS.get(rt.name, selectors.METADATA_FIELDS)
+        fsel.check_supported(supported, aliases, default_conversion=rt.name not in selectors.FIELD_SETS)
+    except selectors.SelectorError as exc:
+        raise errors.bad_request(str(exc)) from None
+    if options.watch:
+        listoptions.check_watch_resource_version(options)
+    return ListQuery(namespace, fsel, lsel, max(options.limit, 0), options.continue_token, options)
+
+
+def check_resource_version(query: ListQuery, current: int) -> None:
+    """A list's resourceVersion against the store's (400, 500 or 504 as kube-apiserver answers; see
+    :func:`observatory.lab.validation.listoptions.check_list_resource_version`)."""
+    listoptions.check_list_resource_version(query.options, current)
 
 
 def make_predicate(rt: ResourceType, query: ListQuery):

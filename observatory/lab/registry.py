@@ -16,9 +16,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from observatory.lab import errors, gotypes, patch, priority, priorityclass, schema, strategicpatch, strategy
-from observatory.lab.listing import ListQuery, ListResult, _decode_continue, _encode_continue, make_predicate
+from observatory.lab.listing import (
+    ListQuery,
+    ListResult,
+    _decode_continue,
+    _encode_continue,
+    check_resource_version,
+    make_predicate,
+)
 from observatory.lab.resources import ALL, CORE_V1, ResourceType
 from observatory.lab.store import Store, now_rfc3339
+from observatory.lab.validation import kinds
+from observatory.lab.validation import meta as meta_validation
+from observatory.lab.validation.field import invalid_error
 from observatory.lab.volumes import strategy as volume_strategy
 
 NAMESPACE_MISMATCH = "the namespace of the provided object does not match the namespace sent on the request"
@@ -87,8 +97,9 @@ class Registry:
         after = None
         if query.continue_token:
             rv, after = _decode_continue(query.continue_token, rt.name)
-            if rv < store.compacted_rv(rt.name):
-                raise errors.expired(CONTINUE_EXPIRED)
+        check_resource_version(query, store.resource_version)  # 400/500/504 for versions the storage refuses
+        if query.continue_token and rv < store.compacted_rv(rt.name):
+            raise errors.expired(CONTINUE_EXPIRED)
         predicate = make_predicate(rt, query)
         items: list[dict[str, Any]] = []
         more = False
@@ -115,8 +126,9 @@ class Registry:
     def create(
         self, rt: ResourceType, namespace: str, body: dict[str, Any], *, dry_run: bool = False
     ) -> dict[str, Any]:
-        """POST a new object: types (400), namespace check, generateName, defaulting, validation (422),
-        existence (409)."""
+        """POST a new object: group/version/kind and types (400), namespace check, generateName, defaulting,
+        validation (422), existence (409)."""
+        self._check_decodable(rt, body)
         self._check_types(rt, body)
         body = copy.deepcopy(body)
         self._ensure_namespace(rt, body, namespace)
@@ -138,29 +150,36 @@ class Registry:
             causes = volume_strategy.validate_create(rt.name, body)
         elif rt.name == "priorityclasses":
             causes = priorityclass.validate_create(body)
-        else:
-            causes = strategy.validate_create(rt.name, body)
+        else:  # rest.BeforeCreate: PrepareForCreate (on the defaulted object), then Validate
+            body = strategy.prepare_create(rt.name, body)
+            causes = strategy.validate_create(rt.name, body, rt.namespaced)
         if causes:
-            raise errors.invalid(rt.kind, meta.get("name", ""), causes, rt.group)
+            raise invalid_error(rt.kind, meta.get("name", ""), causes, rt.group)
         if rt.name == "priorityclasses":
             priority.validate_priority_class(body, self._priority_classes(), update=False)
         if rt.namespaced:
             self._require_namespace(namespace)
-        obj = volume_strategy.prepare_create(rt.name, body) if volumes else strategy.prepare_create(rt.name, body)
+        obj = volume_strategy.prepare_create(rt.name, body) if volumes else body
         return self.store.create(rt.name, obj, dry_run=dry_run)
 
     def update(self, rt: ResourceType, namespace: str, name: str, body: dict[str, Any], *,
                dry_run: bool = False) -> dict[str, Any]:
-        """PUT: the whole object, optimistic on ``metadata.resourceVersion`` when given (409 Conflict if stale)."""
+        """PUT: the whole object, optimistic on ``metadata.resourceVersion`` when given (409 Conflict if stale),
+        a name it gives the URL's (400; the HTTP handler has refused a body without one), a uid it gives the
+        stored one (409, a storage precondition), then validated as
+        ``rest.BeforeUpdate`` does (422)."""
+        self._check_decodable(rt, body)
         self._check_types(rt, body)
         body = copy.deepcopy(body)
+        body.setdefault("metadata", {}).setdefault("name", name)
+        kinds.check_name(body, name, namespace if rt.namespaced else "")
         self._ensure_namespace(rt, body, namespace)
         meta = body["metadata"]
-        if meta.get("name") and meta["name"] != name:
-            raise errors.bad_request(
-                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
-        meta["name"] = name
         old = self.get(rt, namespace, name)
+        kinds.check_uid_precondition(rt.name, rt.group_resource, meta.get("namespace", ""), name, meta.get("uid"),
+                                     old["metadata"].get("uid"))
+        if meta.get("resourceVersion") and meta["resourceVersion"] != old["metadata"].get("resourceVersion"):
+            raise errors.conflict(rt.group_resource, name, errors.OPTIMISTIC_LOCK_MESSAGE)
         if not meta.get("resourceVersion") and rt.name not in ("pods", "nodes", "namespaces", "events",
                                                                              *volume_strategy.RESOURCES,
                                                                              "priorityclasses"):
@@ -170,25 +189,46 @@ class Registry:
         return self._commit_update(rt, new, old, expect_rv=meta.get("resourceVersion"), dry_run=dry_run)
 
     def _prepare_update(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
-        """Strategy ``PrepareForUpdate``: the main resource keeps the stored status (pods, nodes, namespaces)."""
+        """``rest.BeforeUpdate``: the kind's ``PrepareForUpdate`` (the main resource keeps the stored status; pods
+        are defaulted as the decoder defaults them), the system metadata kept from the stored object, then the
+        common ObjectMeta checks and the kind's own update validation (422)."""
         if "status" in old:
             new["status"] = copy.deepcopy(old["status"])
         if rt.name == "pods":
-            causes = strategy.validate_pod_update(new, old)
-            if causes:
-                raise errors.invalid(rt.kind, new["metadata"]["name"], causes)
+            new = strategy.default_pod(new)
+        meta_validation.before_update(new, old)
+        checked = self._with_resource_version(new, old)
         if rt.name in volume_strategy.RESOURCES:
             new = volume_strategy.prepare_update(rt.name, new)
-            causes = volume_strategy.validate_update(rt.name, new, old)
+            causes = meta_validation.common_update(checked.get("metadata"), old.get("metadata"), rt.namespaced)
+            causes += volume_strategy.validate_update(rt.name, new, old)
             if causes:
-                raise errors.invalid(rt.kind, new["metadata"]["name"], causes, rt.group)
-        if rt.name == "priorityclasses":
+                raise invalid_error(rt.kind, new["metadata"]["name"], causes, rt.group)
+        elif rt.name == "priorityclasses":
             new = priorityclass.prepare_create(new)
-            causes = priorityclass.validate_create(new) + priorityclass.validate_update(new, old)
+            causes = meta_validation.common_update(checked.get("metadata"), old.get("metadata"), rt.namespaced)
+            causes += priorityclass.validate_create(new) + priorityclass.validate_update(new, old)
             if causes:
-                raise errors.invalid(rt.kind, new["metadata"]["name"], causes, rt.group)
+                raise invalid_error(rt.kind, new["metadata"]["name"], causes, rt.group)
             priority.validate_priority_class(new, self._priority_classes(), update=True)
+        else:
+            causes = strategy.validate_update(rt.name, checked, old, rt.namespaced)
+            if causes:
+                raise invalid_error(rt.kind, new["metadata"]["name"], causes, rt.group)
         return new
+
+    @staticmethod
+    def _with_resource_version(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+        """``new`` as validation sees it: an unconditional update carries the stored resourceVersion."""
+        meta = new.get("metadata") or {}
+        if meta.get("resourceVersion"):
+            return new
+        return {**new, "metadata": {**meta, "resourceVersion": old["metadata"].get("resourceVersion")}}
+
+    def _check_decodable(self, rt: ResourceType, body: dict[str, Any]) -> None:
+        """The decoder's group/version/kind check for core/v1 kinds (400, :mod:`observatory.lab.validation.kinds`)."""
+        if rt.group == "" and rt.kind in kinds.CORE_V1_KINDS:
+            kinds.check_decodable(rt.kind, body)
 
     def _commit_update(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any], *, expect_rv: str | None,
                        dry_run: bool) -> dict[str, Any]:
@@ -204,26 +244,46 @@ class Registry:
 
     def update_status(self, rt: ResourceType, namespace: str, name: str, body: dict[str, Any], *,
                       dry_run: bool = False) -> dict[str, Any]:
-        """PUT .../status: only ``status`` (and labels/annotations) change; spec is reset to the stored one."""
+        """PUT .../status: only ``status`` (and labels/annotations) change; spec is reset to the stored one. The
+        name it gives must be the URL's (400) and the result passes the status strategy's validation (422)."""
+        self._check_decodable(rt, body)
         self._check_types(rt, body)
         body = copy.deepcopy(body)
+        body.setdefault("metadata", {}).setdefault("name", name)
+        kinds.check_name(body, name, namespace if rt.namespaced else "")
         self._ensure_namespace(rt, body, namespace)
-        if body["metadata"].get("name") and body["metadata"]["name"] != name:
-            raise errors.bad_request(f"the name of the object ({body['metadata']['name']}) does not match the name "
-                                     f"on the URL ({name})")
         old = self.get(rt, namespace, name)
+        kinds.check_uid_precondition(rt.name, rt.group_resource, body["metadata"].get("namespace", ""), name,
+                                     body["metadata"].get("uid"), old["metadata"].get("uid"))
+        expect_rv = body["metadata"].get("resourceVersion")
+        if expect_rv and expect_rv != old["metadata"].get("resourceVersion"):
+            raise errors.conflict(rt.group_resource, name, errors.OPTIMISTIC_LOCK_MESSAGE)
         new = copy.deepcopy(old)
         new["status"] = body.get("status") or {}
         for k in ("labels", "annotations"):
             if k in body.get("metadata", {}):
                 new["metadata"][k] = body["metadata"][k]
+        return self._commit_status(rt, new, old, expect_rv=expect_rv, dry_run=dry_run)
+
+    def _commit_status(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any], *, expect_rv: str | None,
+                       dry_run: bool) -> dict[str, Any]:
+        """Store a status update after the status strategy's ``PrepareForUpdate`` and validation (422)."""
         volume_strategy.prepare_status_update(rt.name, new, old)
-        return self.store.update(rt.name, new, expect_rv=body["metadata"].get("resourceVersion"), dry_run=dry_run,
+        causes = strategy.validate_status_update(rt.name, self._with_resource_version(new, old), old, rt.namespaced)
+        if causes:
+            raise invalid_error(rt.kind, new["metadata"]["name"], causes, rt.group)
+        return self.store.update(rt.name, new, expect_rv=expect_rv, dry_run=dry_run,
                                  conflict_resource=rt.group_resource)
 
     def patch(self, rt: ResourceType, namespace: str, name: str, content_type: str, raw: bytes, *,
               subresource: str = "", dry_run: bool = False) -> dict[str, Any]:
-        """PATCH with JSON patch, merge patch or strategic merge patch (reference §2; apiserver ``patch.go``)."""
+        """PATCH with JSON patch, merge patch or strategic merge patch (reference §2; apiserver ``patch.go``).
+
+        As the patcher does: apply the patch to the stored object, decode the result (a JSON or merge patch that
+        changes the group/version/kind is a 422 on ``patch``), check its name and namespace against the URL
+        (``checkName``, 400: removing ``/metadata`` or ``{"$patch": "delete"}`` leaves no name), refuse a
+        resourceVersion other than the stored one (409), then update through ``rest.BeforeUpdate`` (422 for a
+        changed uid, invalid labels or anything the kind's validation refuses)."""
         old = self.get(rt, namespace, name)
         current = {"kind": rt.kind, "apiVersion": rt.api_version, **old}
         appliers = {
@@ -241,23 +301,27 @@ class Registry:
             raise exc.status_error() from None
         if not isinstance(patched, dict):
             raise errors.bad_request("patched object is not a JSON object")
+        if content_type == "application/strategic-merge-patch+json":
+            patched.pop("apiVersion", None)  # the versioned object's TypeMeta is dropped converting to the hub
+            patched.pop("kind", None)
+        elif rt.group == "" and rt.kind in kinds.CORE_V1_KINDS:
+            kinds.check_patched(rt.kind, patched)
         self._check_types(rt, patched)
         if patched.get("metadata") is None:
             patched["metadata"] = {}
-        patched["metadata"]["name"] = name
-        if rt.namespaced:
-            patched["metadata"]["namespace"] = namespace
         patched_meta = patched["metadata"]
         if not isinstance(patched_meta, dict):
             raise errors.bad_request(f"{rt.kind} in version \"{rt.version}\" cannot be handled as a {rt.kind}: "
                                      "metadata must be an object")
-        # A resourceVersion or uid the patch sets is a precondition, as the patcher's optimistic update applies it.
+        kinds.check_name(patched, name, namespace if rt.namespaced else "")
+        if rt.namespaced:
+            patched_meta["namespace"] = namespace
+        # A resourceVersion the patch sets is the optimistic update's precondition.
         expect_rv = patched_meta.get("resourceVersion")
         if expect_rv == old["metadata"].get("resourceVersion"):
             expect_rv = None
-        if patched_meta.get("uid") and patched_meta["uid"] != old["metadata"].get("uid"):
-            raise errors.conflict(rt.group_resource, name, f"Precondition failed: UID in precondition: "
-                                  f"{patched_meta['uid']}, UID in object meta: {old['metadata'].get('uid')}")
+        elif expect_rv:
+            raise errors.conflict(rt.group_resource, name, errors.OPTIMISTIC_LOCK_MESSAGE)
         if subresource == "status":
             new = copy.deepcopy(old)
             new["status"] = patched.get("status") or {}
@@ -265,9 +329,7 @@ class Registry:
                 new["metadata"].pop(k, None)
                 if patched["metadata"].get(k):
                     new["metadata"][k] = patched["metadata"][k]
-            volume_strategy.prepare_status_update(rt.name, new, old)
-            return self.store.update(rt.name, new, expect_rv=expect_rv, dry_run=dry_run,
-                                     conflict_resource=rt.group_resource)
+            return self._commit_status(rt, new, old, expect_rv=expect_rv, dry_run=dry_run)
         new = self._prepare_update(rt, patched, old)
         return self._commit_update(rt, new, old, expect_rv=expect_rv, dry_run=dry_run)
 

@@ -2,9 +2,10 @@
 (``k8s.io/apiserver/pkg/endpoints/request/requestinfo.go``), for the lab's RBAC mode (:mod:`observatory.lab.rbac`).
 
 ``/api/v1/...`` and ``/apis/<group>/<version>/...`` with at least a resource are resource requests: POST create, GET
-and HEAD get (list, or watch with ``watch=true``, when no object is named; ``fieldSelector=metadata.name=X`` names
-it), PUT update, PATCH patch, DELETE delete (deletecollection when no object is named); ``namespaces/<ns>/``
-gives the namespace (a namespace's own ``status`` and ``finalize`` stay subresources of the namespace). Anything
+and HEAD get (list, or watch when ``watch`` is given and is neither ``0`` nor ``false``, when no object is named;
+``fieldSelector=metadata.name=X`` names it), PUT update, PATCH patch, DELETE delete (deletecollection when no object is
+named); ``namespaces/<ns>/`` gives the namespace (a namespace's own ``status`` and ``finalize`` stay subresources of
+the namespace). Anything
 else (discovery, ``/version``, ``/healthz``, the lab's own paths) is a non-resource request whose verb is the
 lower-case HTTP method.
 """
@@ -70,12 +71,21 @@ def attributes(method: str, path: str, query: Any) -> Attributes:
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 and not special else ""
     if not name and verb == "get":
-        verb = "watch" if str(query.get("watch", "")).lower() in ("1", "true") else "list"
+        verb = "watch" if _watch(query) else "list"
         name = _selected_name(str(query.get("fieldSelector", "")))
     elif not name and verb == "delete":
         verb = "deletecollection"
     return Attributes(verb=verb, resource_request=True, path=path, namespace=namespace, group=group,
                       version=version, resource=resource, subresource=subresource, name=name)
+
+
+def _watch(query: Any) -> bool:
+    """``ListOptions.watch`` as ``NewRequestInfo`` decodes it: present and neither ``0`` nor ``false`` in any case
+    (``Convert_Slice_string_To_bool``; ``watch=`` and ``watch=yes`` are watches)."""
+    if "watch" not in query:
+        return False
+    value = str(query.get("watch"))
+    return value != "0" and value.lower() != "false"
 
 
 def _selected_name(selector: str) -> str:

@@ -3,9 +3,10 @@
 This is the part of kube-apiserver that runs between decoding and storage: the scheme's defaulters
 (``pkg/apis/core/v1/defaults.go``), the admission plugins a default cluster runs on pods (ServiceAccount's
 ``serviceAccountName``, DefaultTolerationSeconds, Priority), the pod strategy's ``PrepareForCreate`` (phase Pending,
-qosClass, the SchedulingGated condition of reference §1.6), and the field validation whose messages the reference
-pins (``pkg/apis/core/validation/validation.go``). Errors are returned as ``(type, field, detail)`` causes for
-:func:`observatory.lab.errors.invalid`.
+qosClass, the SchedulingGated condition of reference §1.6), and the calls into :mod:`observatory.lab.validation`
+(``pkg/apis/core/validation/validation.go`` and apimachinery's ObjectMeta rules) on the defaulted object, as
+``rest.BeforeCreate``/``BeforeUpdate`` run them. Errors are returned as ``(type, field, detail)`` causes for
+:func:`observatory.lab.validation.field.invalid_error`.
 """
 
 from __future__ import annotations
@@ -15,19 +16,16 @@ import re
 import secrets
 from typing import Any
 
+from observatory.lab.validation import field, names, node, pod, podupdate
+from observatory.lab.validation import meta as meta_validation
+
 Cause = tuple[str, str, str]
 
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
     "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-_LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
-    "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 )
 _GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 """``utilrand.String``'s alphabet (apimachinery ``pkg/util/rand``), used for ``generateName`` suffixes."""
@@ -48,16 +46,9 @@ def generate_name(prefix: str) -> str:
 
 
 def validate_object_meta(meta: dict[str, Any], namespaced: bool, name_is_label: bool = False) -> list[Cause]:
-    """ObjectMeta checks: name (or generateName) required and well formed."""
-    causes: list[Cause] = []
-    name = meta.get("name") or ""
-    if not name:
-        causes.append(("FieldValueRequired", "metadata.name", "Required value: name or generateName is required"))
-    else:
-        pattern, msg = (_DNS1123_LABEL, _LABEL_MSG) if name_is_label else (_DNS1123_SUBDOMAIN, _SUBDOMAIN_MSG)
-        if len(name) > (63 if name_is_label else 253) or not pattern.match(name):
-            causes.append(("FieldValueInvalid", "metadata.name", f'Invalid value: "{name}": {msg}'))
-    return causes
+    """``ValidateObjectMeta`` with names as DNS subdomains, or DNS labels when ``name_is_label`` (namespaces)."""
+    name_fn = names.name_is_dns_label if name_is_label else names.name_is_dns_subdomain
+    return meta_validation.validate_object_meta(meta, namespaced, name_fn)
 
 
 def _image_pull_policy(image: str) -> str:
@@ -70,17 +61,43 @@ def _image_pull_policy(image: str) -> str:
 
 
 def _default_container(c: dict[str, Any]) -> None:
-    c.setdefault("resources", {})
-    res = c["resources"]
+    """``SetDefaults_Container`` and friends: requests from limits, termination message path and policy, the image
+    pull policy; an empty string counts as unset, as Go's zero value does."""
+    res = c.get("resources")
+    if not isinstance(res, dict):
+        res = c["resources"] = {}
     if res.get("limits") and not res.get("requests"):
         res["requests"] = dict(res["limits"])
-    elif res.get("limits"):
+    elif res.get("limits") and isinstance(res.get("requests"), dict):
         for k, v in res["limits"].items():
             res["requests"].setdefault(k, v)
-    c.setdefault("terminationMessagePath", "/dev/termination-log")
-    c.setdefault("terminationMessagePolicy", "File")
-    if c.get("image"):
-        c.setdefault("imagePullPolicy", _image_pull_policy(c["image"]))
+    for key, value in (("terminationMessagePath", "/dev/termination-log"), ("terminationMessagePolicy", "File")):
+        if not c.get(key):
+            c[key] = value
+    if not c.get("imagePullPolicy"):  # an image that does not parse (or none) has no tag: IfNotPresent
+        image = c.get("image")
+        c["imagePullPolicy"] = _image_pull_policy(image) if image and isinstance(image, str) else "IfNotPresent"
+
+
+def default_pod(pod_obj: dict[str, Any]) -> dict[str, Any]:
+    """The scheme's pod defaulting (``SetDefaults_PodSpec``, containers), which the decoder applies to create and
+    update bodies alike. Returns a new dict; idempotent."""
+    pod_obj = copy.deepcopy(pod_obj)
+    spec = pod_obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = pod_obj["spec"] = {}
+    for kind in ("containers", "initContainers"):
+        for c in spec.get(kind) or []:
+            if isinstance(c, dict):
+                _default_container(c)
+    for key, value in (("restartPolicy", "Always"), ("dnsPolicy", "ClusterFirst"),
+                       ("schedulerName", "default-scheduler")):
+        if not spec.get(key):
+            spec[key] = value
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    return pod_obj
 
 
 def qos_class(spec: dict[str, Any]) -> str:
@@ -102,32 +119,23 @@ def qos_class(spec: dict[str, Any]) -> str:
 
 
 def prepare_pod_create(pod: dict[str, Any]) -> dict[str, Any]:
-    """Default a new pod and set its create-time status. Returns a new dict."""
-    pod = copy.deepcopy(pod)
-    spec = pod.setdefault("spec", {})
-    for c in spec.get("containers") or []:
-        if isinstance(c, dict):
-            _default_container(c)
-    for c in spec.get("initContainers") or []:
-        if isinstance(c, dict):
-            _default_container(c)
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("serviceAccountName", "default")
+    """Default a new pod (:func:`default_pod`, the ServiceAccount and DefaultTolerationSeconds admission plugins) and
+    set its create-time status. Returns a new dict."""
+    pod = default_pod(pod)
+    spec = pod["spec"]
+    if not spec.get("serviceAccountName"):
+        spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
-    spec.setdefault("securityContext", {})
-    spec.setdefault("schedulerName", "default-scheduler")
     if spec.get("tolerations") is None:  # JSON null decodes to a nil slice in Go: as if left out
         spec["tolerations"] = []
     tolerations = spec["tolerations"]
-    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
-        if isinstance(tolerations, list) and not any(
-                isinstance(t, dict) and t.get("key") == key and t.get("effect") in ("NoExecute", None, "")
-                for t in tolerations):
-            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+    if isinstance(tolerations, list):
+        for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+            if not any(isinstance(t, dict) and t.get("key") == key and t.get("effect") in ("NoExecute", None, "")
+                       for t in tolerations):
+                tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                                    "tolerationSeconds": 300})
     spec.setdefault("priority", 0)
-    spec.setdefault("enableServiceLinks", True)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     status: dict[str, Any] = {"phase": "Pending"}
     if spec.get("schedulingGates"):
@@ -137,31 +145,9 @@ def prepare_pod_create(pod: dict[str, Any]) -> dict[str, Any]:
     return pod
 
 
-def validate_pod_create(pod: dict[str, Any]) -> list[Cause]:
-    """``ValidatePodCreate`` for the fields the lab checks: metadata, containers, gates with nodeName."""
-    causes = validate_object_meta(pod.get("metadata") or {}, namespaced=True)
-    spec = pod.get("spec") or {}
-    containers = spec.get("containers")
-    if not containers:
-        causes.append(("FieldValueRequired", "spec.containers", "Required value"))
-    for i, c in enumerate(containers or []):
-        base = f"spec.containers[{i}]"
-        if not c.get("name"):
-            causes.append(("FieldValueRequired", f"{base}.name", "Required value"))
-        elif not _DNS1123_LABEL.match(c["name"]) or len(c["name"]) > 63:
-            causes.append(("FieldValueInvalid", f"{base}.name", f'Invalid value: "{c["name"]}": {_LABEL_MSG}'))
-        if not c.get("image"):
-            causes.append(("FieldValueRequired", f"{base}.image", "Required value"))
-    names = [c.get("name") for c in containers or [] if c.get("name")]
-    for i, c in enumerate(containers or []):
-        if c.get("name") and names.index(c["name"]) != i:
-            causes.append(("FieldValueDuplicate", f"spec.containers[{i}].name", f'Duplicate value: "{c["name"]}"'))
-    if spec.get("nodeName") and spec.get("schedulingGates"):
-        causes.append(
-            ("FieldValueForbidden", "spec.nodeName",
-             "Forbidden: cannot be set until all schedulingGates have been cleared")
-        )
-    return causes
+def validate_pod_create(pod_obj: dict[str, Any]) -> list[Cause]:
+    """``ValidatePodCreate`` on the defaulted pod (:mod:`observatory.lab.validation.pod`)."""
+    return pod.validate_pod_create(default_pod(pod_obj))
 
 
 def prepare_namespace_create(ns: dict[str, Any]) -> dict[str, Any]:
@@ -187,43 +173,58 @@ def prepare_create(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def validate_create(resource: str, obj: dict[str, Any]) -> list[Cause]:
-    """Validation causes for a new object of ``resource`` (empty when valid)."""
+def validate_create(resource: str, obj: dict[str, Any], namespaced: bool | None = None) -> list[Cause]:
+    """Validation causes for a new, defaulted object of ``resource`` (empty when valid); ``namespaced`` says whether
+    the kind is namespaced (default: only events, of the kinds without their own rules)."""
     if resource == "pods":
-        return validate_pod_create(obj)
+        return pod.validate_pod_create(obj)
+    if resource == "nodes":
+        return node.validate_node(obj)
     if resource == "namespaces":
-        return validate_object_meta(obj.get("metadata") or {}, namespaced=False, name_is_label=True)
-    return validate_object_meta(obj.get("metadata") or {}, namespaced=resource == "events")
+        causes = validate_object_meta(obj.get("metadata") or {}, namespaced=False, name_is_label=True)
+        return causes + _namespace_finalizers(obj)
+    return validate_object_meta(obj.get("metadata") or {},
+                                namespaced=resource == "events" if namespaced is None else namespaced)
 
 
-_POD_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds", "schedulingGates")
+def _namespace_finalizers(ns: dict[str, Any]) -> list[Cause]:
+    """``validateFinalizerName`` of ``spec.finalizers``: qualified names; one without ``/`` must be a standard one
+    (``name is neither a standard finalizer name nor is it fully qualified``)."""
+    causes: list[Cause] = []
+    spec = ns.get("spec")
+    for name in (spec.get("finalizers") or []) if isinstance(spec, dict) else []:
+        if not isinstance(name, str):
+            continue
+        causes += meta_validation.validate_finalizers([name], "spec.finalizers")
+        if "/" not in name and name not in ("kubernetes", "orphan", "foregroundDeletion"):
+            causes.append(field.invalid("spec.finalizers", name,
+                                        "name is neither a standard finalizer name nor is it fully qualified"))
+    return causes
 
 
-def validate_pod_update(new: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
-    """The gist of ``ValidatePodUpdate``: only images, activeDeadlineSeconds, tolerations, the grace period and
-    the removal of scheduling gates may change; ``spec.nodeName`` changes only through the binding subresource."""
-    ns, os_ = dict(new.get("spec") or {}), dict(old.get("spec") or {})
-    for key in _POD_MUTABLE_SPEC:
-        ns.pop(key, None)
-        os_.pop(key, None)
-    for spec in (ns, os_):
-        spec["containers"] = [{k: v for k, v in c.items() if k != "image"} for c in spec.get("containers") or []]
-        spec["initContainers"] = [{k: v for k, v in c.items() if k != "image"}
-                                  for c in spec.get("initContainers") or []]
-    if ns != os_:
-        return [(
-            "FieldValueForbidden",
-            "spec",
-            "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
-            "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
-            "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
-            "previously negative)",
-        )]
-    new_gates = (new.get("spec") or {}).get("schedulingGates") or []
-    old_gates = (old.get("spec") or {}).get("schedulingGates") or []
-    added = next((g for g in new_gates if g not in old_gates), None)
-    if added is not None:
-        name = added.get("name", "")
-        return [("FieldValueForbidden", "spec.schedulingGates",
-                 f"Forbidden: only deletion is allowed, but found new scheduling gate '{name}'")]
-    return []
+def validate_update(resource: str, new: dict[str, Any], old: dict[str, Any], namespaced: bool) -> list[Cause]:
+    """What ``rest.BeforeUpdate`` finds wrong with an update of ``resource``: the common ObjectMeta checks of every
+    kind, then the kind's own (``ValidatePodUpdate``, ``ValidateNodeUpdate``, ``ValidateNamespaceUpdate``).
+    ``new`` has been through :func:`observatory.lab.validation.meta.before_update` and the kind's
+    ``PrepareForUpdate``."""
+    causes = meta_validation.common_update(new.get("metadata"), old.get("metadata"), namespaced)
+    if resource == "pods":
+        causes += podupdate.validate_pod_update(new, old)
+    elif resource == "nodes":
+        causes += node.validate_node_update(new, old)
+    elif resource == "namespaces":
+        causes += meta_validation.validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+    return causes
+
+
+def validate_status_update(resource: str, new: dict[str, Any], old: dict[str, Any], namespaced: bool) -> list[Cause]:
+    """The status strategies' ``ValidateUpdate``: common ObjectMeta checks, then ``ValidatePodStatusUpdate`` for pods
+    and ``ValidateNodeUpdate`` for nodes."""
+    causes = meta_validation.common_update(new.get("metadata"), old.get("metadata"), namespaced)
+    if resource == "pods":
+        causes += podupdate.validate_pod_status_update(new, old)
+    elif resource == "nodes":
+        causes += node.validate_node_update(new, old)
+    else:
+        causes += meta_validation.validate_object_meta_update(new.get("metadata"), old.get("metadata"))
+    return causes

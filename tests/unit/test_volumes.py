@@ -122,10 +122,11 @@ def test_default_class_admission_leaves_a_claim_that_names_a_class(spec_or_meta)
 
 
 def test_claim_validation_texts():
-    causes = strategy.validate_create("persistentvolumeclaims", {"metadata": {"name": "c"}, "spec": {}})
+    claim = {"metadata": {"name": "c", "namespace": "default"}, "spec": {}}
+    causes = strategy.validate_create("persistentvolumeclaims", claim)
     assert causes == [("FieldValueRequired", "spec.accessModes", "Required value: at least 1 access mode is required"),
                       ("FieldValueRequired", "spec.resources[storage]", "Required value")]
-    causes = strategy.validate_create("persistentvolumeclaims", {"metadata": {"name": "c"}, "spec": {
+    causes = strategy.validate_create("persistentvolumeclaims", {"metadata": claim["metadata"], "spec": {
         "accessModes": ["ReadWriteOncePod", "ReadWriteOnce", "Sometimes"],
         "resources": {"requests": {"storage": "0"}}}})
     assert [c[2] for c in causes] == [
