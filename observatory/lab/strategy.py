@@ -87,7 +87,10 @@ def default_pod(pod_obj: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(spec, dict):
         spec = pod_obj["spec"] = {}
     for kind in ("containers", "initContainers"):
-        for c in spec.get(kind) or []:
+        entries = spec.get(kind)
+        if isinstance(entries, list):  # a JSON null entry decodes as Go's zero Container, which is then defaulted
+            entries[:] = [{} if c is None else c for c in entries]
+        for c in entries or []:
             if isinstance(c, dict):
                 _default_container(c)
     for key, value in (("restartPolicy", "Always"), ("dnsPolicy", "ClusterFirst"),
@@ -106,6 +109,8 @@ def qos_class(spec: dict[str, Any]) -> str:
     any_set = False
     guaranteed = True
     for c in containers:
+        if not isinstance(c, dict):  # left to validation (a null entry decodes as an empty Container)
+            continue
         res = c.get("resources") or {}
         req = {k: v for k, v in (res.get("requests") or {}).items() if k in ("cpu", "memory")}
         lim = {k: v for k, v in (res.get("limits") or {}).items() if k in ("cpu", "memory")}
