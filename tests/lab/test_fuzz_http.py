@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -100,16 +101,27 @@ def _split(line: str) -> tuple[str, str]:
     return reason, detail
 
 
+UPSTREAM_500 = re.compile(
+    r"\[?target\.(name|kind): "  # ValidatePodBinding's aggregate (BindingREST.Create: errs.ToAggregate())
+    r"|resourceVersion: Invalid value: .*: strconv\.ParseUint: "  # the cacher's ParseResourceVersion
+    r"|etcdserver: mvcc: required revision is a future revision$"  # an Exact list from a future revision
+    r"|map: .* does not contain declared merge key: "  # strategic merge patch errors passed through
+    r"|unknown patch type: ")
+"""The messages of the reasonless 500s kube-apiserver v1.34 itself gives for client input, each from an error that is
+not a Status (``ErrorToAPIStatus``: code 500, empty reason, ``err.Error()``)."""
+
+
 def _upstream_500(answer: Answer) -> bool:
-    """Whether a 500 is one kube-apiserver itself gives: ``ErrorToAPIStatus`` of an error that is not a Status makes
-    a 500 with no reason, and the lab reproduces the ones upstream has for client input: the aggregate of
-    ``ValidatePodBinding`` (``BindingREST.Create`` returns ``errs.ToAggregate()``: ``target.name: Required value``)
-    and the strategic merge patch errors ``interpretStrategicMergePatchError`` passes through (``unknown patch type:
-    ...``). The lab's own last resort, 500 ``InternalError`` (``Internal error occurred: ...``), is never allowed."""
+    """Whether a 500 is one kube-apiserver itself gives (:data:`UPSTREAM_500`): the aggregate of ``ValidatePodBinding``
+    (``target.name: Required value``), an unparsable or future resourceVersion the storage refuses (kubernetes
+    issues 139485 and 132358), and the strategic merge patch errors ``interpretStrategicMergePatchError``
+    (apiserver ``pkg/endpoints/handlers/patch.go``) passes through. Any other 500, the lab's own last resort
+    ``InternalError`` (``Internal error occurred: ...``) first, is a failure."""
     if answer.status != 500 or answer.headers.get("content-type") != "application/json":
         return False
     status = json.loads(answer.body)
-    return status.get("kind") == "Status" and "reason" not in status
+    return (status.get("kind") == "Status" and "reason" not in status
+            and UPSTREAM_500.match(str(status.get("message", ""))) is not None)
 
 
 def check(lab: ThreadedLab, data: bytes, method: str) -> Answer:
