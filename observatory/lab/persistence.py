@@ -25,10 +25,10 @@ What ``synchronous`` guarantees, in WAL mode (``PRAGMA journal_mode=WAL``):
   WAL. A **power loss or kernel crash** may roll back the last commits before the WAL's next ``fsync`` (at each
   checkpoint), but never corrupts the database; the resourceVersions of those commits are then issued again.
   Measured on the project's 2-core machines (``bench/durable_bench.py``, ``bench/results/durable.md``): a write
-  through the registry takes about 113 µs instead of 69 µs, an HTTP write 0.64 ms instead of 0.57 ms (1.11 times).
+  through the registry takes about 213 µs instead of 132 µs, an HTTP write 1.06 ms instead of 0.85 ms (1.25 times).
 * ``FULL`` (``OBSERVATORY_LAB__STATE_SYNCHRONOUS=full``): each commit also fsyncs the WAL, so an acknowledged
   write survives power loss too, as etcd's does (etcd fdatasyncs its WAL before it acknowledges an entry). On the
-  same machines a registry write takes about 343 µs (5 times no ``--state``) and an HTTP write 1.02 ms (1.78
+  same machines a registry write takes about 503 µs (3.8 times no ``--state``) and an HTTP write 1.26 ms (1.49
   times), all of it on the lab's event loop.
 
 The bar the lab sets is the process crash, so NORMAL is the default; FULL is there for a lab kept on a machine that
