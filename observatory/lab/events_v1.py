@@ -23,8 +23,8 @@ import re
 from typing import Any
 
 from observatory.lab import gotypes, schema, strategy
-from observatory.lab.labelselectors import _label_key_errors as is_qualified_name
 from observatory.lab.selectors import FieldSelector, SelectorError, go_quote
+from observatory.lab.validation.names import is_qualified_name
 
 Cause = tuple[str, str, str]
 

@@ -12,58 +12,15 @@ import re
 from collections.abc import Mapping
 
 from observatory.lab.selectors import SelectorError, go_quote
+from observatory.lab.validation.names import is_qualified_name, is_valid_label_value
 
 __all__ = ["LabelSelector", "parse_label_selector"]
 
 
-# --- label key and value validation (pkg/api/validate/content) ---------------------------------------------------
+# --- label key and value validation: pkg/api/validate/content, one implementation with the objects' own labels --
 
-_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_VALUE_FMT = f"({_NAME_FMT})?"
-_DNS1123_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-             "character")
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    return msg + " (e.g. " + " or ".join(f"'{e}', " for e in examples) + f"regex used for validation is '{fmt}')"
-
-
-def _label_key_errors(key: str) -> list[str]:
-    parts = key.split("/")
-    errs: list[str] = []
-    if len(parts) > 2:
-        return ["a valid label key " + _regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                errs.append("prefix part must be no more than 253 characters")
-            if not re.fullmatch(_DNS1123_SUBDOMAIN_FMT, prefix):
-                errs.append("prefix part " + _regex_error(
-                    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                    "and must start and end with an alphanumeric character", _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    name = parts[-1]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if not re.fullmatch(_NAME_FMT, name):
-        errs.append("name part " + _regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def _label_value_errors(value: str) -> list[str]:
-    errs = ["must be no more than 63 characters"] if len(value) > 63 else []
-    if not re.fullmatch(_VALUE_FMT, value):
-        errs.append(_regex_error("a valid label must be an empty string or " + _NAME_MSG[5:], _VALUE_FMT,
-                                 "MyValue", "my_value", "12345"))
-    return errs
+_label_key_errors = is_qualified_name
+_label_value_errors = is_valid_label_value
 
 
 def _invalid(field: str, value: str, detail: str) -> str:

@@ -312,3 +312,12 @@ def test_error_in_an_earlier_requirement_wins() -> None:
 
 def test_quoted_key_uses_go_quoting() -> None:
     assert label_error('a"b') == 'unable to parse requirement: <nil>: Invalid value: "a\\"b": ' + NAME_PART
+
+
+def test_label_selector_key_length_counts_utf8_bytes_as_go_len_does() -> None:
+    """``content.IsLabelKey`` measures with Go's ``len`` (bytes): 32 two-byte letters are 64 bytes, over 63, though
+    only 32 characters; the same check the lab applies to objects' labels."""
+    with pytest.raises(SelectorError) as info:
+        parse_label_selector("é" * 32 + "=x")
+    assert "name part must be no more than 63 characters" in str(info.value)
+    assert "name part must consist of alphanumeric characters" in str(info.value)
