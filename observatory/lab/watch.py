@@ -38,10 +38,10 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
 
     resourceVersion unset or "0" starts with synthetic ADDED events; a specific one resumes after it, or sends one
     ERROR event with the 410 Expired Status and ends when it is older than the history window. ``timeoutSeconds``
-    ends the stream cleanly; without it the end comes after a random time between ``min_request_timeout`` and
-    twice that, as kube-apiserver does. ``allowWatchBookmarks=true`` brings periodic BOOKMARKs. ``wire`` turns a
-    stored object into the object sent (default: the object with ``rt``'s kind and apiVersion), for a group that
-    serves another's storage (events.k8s.io/v1 events).
+    ends the stream cleanly (a negative one at once, before any event); without it the end comes after a random
+    time between ``min_request_timeout`` and twice that, as kube-apiserver does. ``allowWatchBookmarks=true`` brings
+    periodic BOOKMARKs. ``wire`` turns a stored object into the object sent (default: the object with ``rt``'s kind
+    and apiVersion), for a group that serves another's storage (events.k8s.io/v1 events).
     """
     store, settings = lab.store, lab.settings
     rv_text = request.query.get("resourceVersion", "")
@@ -50,8 +50,6 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
     send_initial = request.query.get("sendInitialEvents", "")
     table = _wants_table(request)
     include_object = _include_object(request)
-    if timeout is not None and timeout < 0:
-        raise errors.bad_request(f"timeoutSeconds: Invalid value: {timeout}: must be greater than or equal to 0")
     if send_initial and request.query.get("resourceVersionMatch", "") != "NotOlderThan":
         raise errors.invalid("ListOptions", "", [("FieldValueForbidden", "sendInitialEvents",
                              "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set "
@@ -95,6 +93,10 @@ async def serve_watch(request: web.Request, lab: LabContext, rt: ResourceType, q
     watcher.on_overflow = stream.abort_if_blocked
     try:
         with faults.open_watch(request, watcher):  # reachable by drop-watches and compact (lab/faults.py)
+            if timeout is not None and timeout < 0:
+                # serveWatch's time.After of a negative duration fires at once: a 200 stream that ends before its
+                # first event (ListResource passes any non-zero timeoutSeconds through unchecked).
+                return response
             if initial:
                 await _send_initial(stream, store, rt, encoder, initial_objects, predicate)
                 del initial_objects

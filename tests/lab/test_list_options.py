@@ -139,6 +139,15 @@ async def test_watch_resource_versions_go_would_not_parse(http, rv, query):
 
 
 @module_loop
+async def test_a_negative_timeout_seconds_ends_the_watch_at_once_with_200(http):
+    """``ListResource`` passes any non-zero ``timeoutSeconds`` to ``serveWatch`` unchecked, whose ``time.After`` of
+    a negative duration fires at once: an empty 200 stream, not a refusal (apiserver handlers/get.go, watch.go)."""
+    async with http.get("/api/v1/pods?watch=1&timeoutSeconds=-1") as resp:
+        assert resp.status == 200
+        assert await resp.read() == b""
+
+
+@module_loop
 async def test_too_large_resource_version_on_a_list(http, lab):
     future = lab.store.resource_version + 1000
     code, body = await get(http, f"/api/v1/pods?resourceVersion={future}")
