@@ -107,6 +107,12 @@ class StateDatabase:
             raise StateError(
                 f"{path} is not a lab state database: it is neither an SQLite database nor an earlier lab's JSON "
                 f"state file. Give --state a new path (the lab creates the database), or move that file away.")
+        unwritable = _unwritable(path)
+        if unwritable is not None:
+            raise StateError(
+                f"{path}: the lab cannot write its state there ({unwritable}). The lab commits every write it "
+                f"acknowledges to that database and keeps SQLite's write-ahead log beside it, so both the file and "
+                f"its folder must be writable. Give --state a path in a writable folder.")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=0)
@@ -257,6 +263,18 @@ def _check(db: sqlite3.Connection, path: Path) -> None:
         raise _corrupt(path, exc) from None
     if problems != ["ok"]:
         raise _corrupt(path, "; ".join(problems[:3]))
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why an existing ``path`` or its existing folder cannot be written (a read-only mount, no permission), or
+    None. SQLite opens such a file read-only and then reports "disk I/O error" at the first write, which would
+    read as a damaged database."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is read-only"
+    folder = path.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} is read-only"
+    return None
 
 
 def _corrupt(path: Path, why: object) -> StateError:

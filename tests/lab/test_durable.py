@@ -11,6 +11,7 @@ in test_durable_crash.py.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -246,3 +247,20 @@ def test_the_synchronous_setting_reaches_sqlite_in_wal_mode(tmp_path, synchronou
         assert db._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         db.close()
+
+
+@pytest.mark.parametrize("read_only", ["file", "folder"])
+def test_a_state_file_on_a_read_only_mount_says_so_not_damaged(tmp_path, monkeypatch, read_only):
+    """A read-only file or folder (a read-only mount; root passes permission bits, not EROFS) is refused as
+    unwritable before SQLite opens it read-only and calls the first write a disk I/O error."""
+    path = tmp_path / "state.db"
+    db = StateDatabase.open(path)
+    db.close()
+    denied = path if read_only == "file" else tmp_path
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == denied else real_access(p, mode))
+    with pytest.raises(StateError) as exc:
+        StateDatabase.open(path)
+    message = str(exc.value)
+    assert "cannot write its state there" in message and "damaged" not in message
+    assert ("the file is read-only" if read_only == "file" else f"the folder {tmp_path} is read-only") in message
