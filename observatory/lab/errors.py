@@ -108,12 +108,18 @@ def unknown(message: str, code: int = 500) -> StatusError:
 
 
 def invalid(kind: str, name: str, causes: list[tuple[str, str, str]], group: str = "") -> StatusError:
-    """422 Invalid (``NewInvalid``).
+    """422 Invalid as ``errors.NewInvalid`` builds it.
 
     ``causes`` are ``(type, field, detail)`` triples, e.g. ``("FieldValueRequired", "spec.containers[0].image",
-    "Required value")``; each renders as ``field: detail`` and two or more are aggregated as ``[a, b]``.
+    "Required value")``. The message aggregates their ``field: detail`` texts as ``field.ErrorList.ToAggregate``
+    does: one as is, several as ``[a, b]``, identical texts once. ``details.causes`` keeps every cause, its empty
+    members left out as ``StatusCause``'s ``omitempty`` does.
     """
-    texts = [f"{field}: {detail}" if field else detail for _, field, detail in causes]
+    texts: list[str] = []
+    for _, field, detail in causes:
+        text = f"{field}: {detail}" if field else detail
+        if text not in texts:
+            texts.append(text)
     qualified = f"{kind}.{group}" if group else kind
     if not texts:
         message = f'{qualified} "{name}" is invalid'
@@ -127,7 +133,8 @@ def invalid(kind: str, name: str, causes: list[tuple[str, str, str]], group: str
     if group:
         details["group"] = group
     details["kind"] = kind
-    details["causes"] = [{"reason": t, "message": detail, "field": field} for t, field, detail in causes]
+    details["causes"] = [{k: v for k, v in (("reason", t), ("message", detail), ("field", field)) if v}
+                         for t, field, detail in causes]
     return StatusError(status_failure(422, "Invalid", message, details))
 
 

@@ -166,18 +166,8 @@ def _field_validation(request: web.Request, body: dict[str, Any]) -> CIMultiDict
 
 
 def invalid(name: str, causes: list[events_v1.Cause]) -> errors.StatusError:
-    """422 on ``Event.events.k8s.io`` as ``NewInvalid`` builds it: every cause in ``details.causes``, the message
-    aggregating them with identical texts once (``field.ErrorList.ToAggregate``)."""
-    seen: set[str] = set()
-    unique = []
-    for cause in causes:
-        text = f"{cause[1]}: {cause[2]}"
-        if text not in seen:
-            seen.add(text)
-            unique.append(cause)
-    exc = errors.invalid(RT.kind, name, unique, RT.group)
-    exc.status["details"]["causes"] = [{"reason": t, "message": m, "field": f} for t, f, m in causes]
-    return exc
+    """422 on ``Event.events.k8s.io`` as ``NewInvalid`` builds it (:func:`observatory.lab.errors.invalid`)."""
+    return errors.invalid(RT.kind, name, causes, RT.group)
 
 
 def create(registry: Registry, namespace: str, body: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:

@@ -102,25 +102,6 @@ def text(cause: Cause) -> str:
     return f"{cause[1]}: {cause[2]}"
 
 
-def aggregate(causes: list[Cause]) -> str:
-    """``ErrorList.ToAggregate().Error()``: one text as is, several as ``[a, b]``, each distinct text once."""
-    seen: list[str] = []
-    for cause in causes:
-        if text(cause) not in seen:
-            seen.append(text(cause))
-    return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
-
-
 def invalid_error(kind: str, name: str, causes: list[Cause], group: str = "") -> errors.StatusError:
-    """422 Invalid exactly as ``errors.NewInvalid`` builds it (see the module docstring)."""
-    qualified = f"{kind}.{group}" if group else kind
-    message = f'{qualified} "{name}" is invalid' + (f": {aggregate(causes)}" if causes else "")
-    details: dict[str, Any] = {}
-    if name:
-        details["name"] = name
-    if group:
-        details["group"] = group
-    details["kind"] = kind
-    details["causes"] = [{k: v for k, v in (("reason", t), ("message", body), ("field", path)) if v}
-                         for t, path, body in causes]
-    return errors.StatusError(errors.status_failure(422, "Invalid", message, details))
+    """422 Invalid exactly as ``errors.NewInvalid`` builds it (:func:`observatory.lab.errors.invalid`)."""
+    return errors.invalid(kind, name, causes, group)

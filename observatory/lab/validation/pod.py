@@ -95,6 +95,16 @@ def _quantity_value(name: str, raw: Any, path: str) -> list[Cause]:
     return causes
 
 
+def _check_hugepages(name: str, raw: Any, at: str, causes: list[Cause]) -> bool:
+    """Whether ``name`` is a hugepages resource; if so, append the Invalid cause of a size it may not have."""
+    if not is_hugepages(name):
+        return False
+    problem = _hugepage_error(name, raw)
+    if problem:
+        causes.append(field.invalid(at, quantity.string(raw), problem))
+    return True
+
+
 def _hugepage_error(name: str, raw: Any) -> str | None:
     page = name.removeprefix("hugepages-")
     amount = quantity.value(raw)
@@ -113,11 +123,7 @@ def validate_resources(resources: Any, path: str) -> list[Cause]:
     for name, raw in sorted(limits.items()):
         at = f"{path}.limits[{name}]"
         causes += _resource_name(name, at) + _quantity_value(name, raw, at)
-        if is_hugepages(name):
-            hugepages = True
-            problem = _hugepage_error(name, raw)
-            if problem:
-                causes.append(field.invalid(at, quantity.string(raw), problem))
+        hugepages = _check_hugepages(name, raw, at, causes) or hugepages
         cpu_or_memory = cpu_or_memory or name in ("cpu", "memory")
     for name, raw in sorted(requests.items()):
         at = f"{path}.requests[{name}]"
@@ -133,11 +139,7 @@ def validate_resources(resources: Any, path: str) -> list[Cause]:
                                             f"{quantity.string(limits[name])}"))
         elif not overcommit_allowed(name):
             causes.append(field.required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
-        if is_hugepages(name):
-            hugepages = True
-            problem = _hugepage_error(name, raw)
-            if problem:
-                causes.append(field.invalid(at, quantity.string(raw), problem))
+        hugepages = _check_hugepages(name, raw, at, causes) or hugepages
         cpu_or_memory = cpu_or_memory or name in ("cpu", "memory")
     if hugepages and not cpu_or_memory:
         causes.append(field.forbidden(path, "HugePages require cpu or memory"))
