@@ -1,10 +1,10 @@
-"""List and watch options as kube-apiserver v1.34 decodes, defaults and validates them (issue 17, item 6).
+"""List and watch options as kube-apiserver v1.34 decodes, defaults and validates them.
 
 Exact texts, from apimachinery ``pkg/apis/meta/internalversion/validation/validation.go`` (``ValidateListOptions``),
 ``pkg/runtime/conversion.go`` (``strconv`` errors of integer parameters), apiserver ``pkg/storage`` (the versioner's
-``ParseUint`` error, passed through unwrapped by the watch cache: upstream's 500, kubernetes/kubernetes issue
-139485) and ``storage.NewTooLargeResourceVersionError`` (the 504 a real v1.2x cluster answers, quoted in
-kubernetes-client/java issue 2190). One lab for the module; most checks are pure unit tests.
+``ParseUint`` error, passed through unwrapped by the watch cache: upstream's 500 with no reason) and
+``storage.NewTooLargeResourceVersionError`` (the 504 a real v1.2x cluster answers, quoted in kubernetes-client/java
+issue 2190). One lab for the module; most checks are pure unit tests.
 """
 
 from __future__ import annotations

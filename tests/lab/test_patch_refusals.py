@@ -1,4 +1,4 @@
-"""PATCH bodies that would erase or rename an object get kube-apiserver's answers (issue 17, item 4).
+"""PATCH bodies that would erase or rename an object get kube-apiserver's answers.
 
 The patcher (apiserver ``pkg/endpoints/handlers/patch.go``) applies the patch to the stored object, decodes the
 result, then ``checkName`` (``handlers/rest.go``) compares its name and namespace with the URL: 400 BadRequest

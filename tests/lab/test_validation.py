@@ -1,4 +1,4 @@
-"""Objects kube-apiserver refuses are refused with its 422 (issue 17, item 5): pods, nodes, ObjectMeta.
+"""Objects kube-apiserver refuses are refused with its 422: pods, nodes, ObjectMeta.
 
 Texts from k/k ``pkg/apis/core/validation/validation.go`` (``ValidatePodCreate``, ``ValidatePodSpec``,
 ``ValidateContainerResourceRequirements``, ``ValidateTolerations``, ``validateSchedulingGates``, ``ValidateNode``,

@@ -18,12 +18,14 @@
 * resourceVersions are ``strconv.ParseUint`` in base 10: no sign, no ``_``, no spaces (``APIObjectVersioner``). The
   storage error is ``resourceVersion: Invalid value: "1_0": strconv.ParseUint: parsing "1_0": invalid syntax``.
   Watches and lists served from the watch cache pass it through unwrapped, so kube-apiserver v1.34 answers 500 with an
-  empty reason (kubernetes/kubernetes issue 139485, open); lists that go to etcd (``limit`` with a resourceVersion,
+  empty reason (``ErrorToAPIStatus`` of an error that is not a Status, apiserver
+  ``pkg/endpoints/handlers/responsewriters/status.go``); lists that go to etcd (``limit`` with a resourceVersion,
   ``Exact``) wrap it as 400 ``invalid resource version: ...``.
 * A resourceVersion newer than the store's: from the watch cache, 504 ``Timeout: Too large resource version: 999,
   current: 42`` with cause ``ResourceVersionTooLarge`` / ``Too large resource version`` and ``retryAfterSeconds`` 1
   (``storage.NewTooLargeResourceVersionError``, after the cache waited 3 s; the lab has nothing to wait for); from
-  etcd, 500 ``etcdserver: mvcc: required revision is a future revision`` (kubernetes/kubernetes issue 132358).
+  etcd, 500 ``etcdserver: mvcc: required revision is a future revision`` (etcd's ``rpctypes.ErrFutureRev``, passed
+  through unwrapped the same way).
   A list with ``continue`` may not also name a resourceVersion other than 0: 400 ``specifying resource version is not
   allowed when using continue``.
 """
