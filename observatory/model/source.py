@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from observatory.model.access import AccessReview
+from observatory.model.audit import AuditEvent
 from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta
 from observatory.model.records import BindingExchange, LeaseView
 
-__all__ = ["AccessReviewer", "Binder", "BoundPodsFeed", "Capabilities", "ClusterFacts", "Feed", "KeyRecorder",
+__all__ = ["AccessReviewer", "AuditFeed", "AuditUpdate", "Binder",
+           "BoundPodsFeed", "Capabilities", "ClusterFacts", "Feed", "KeyRecorder",
            "LeaseReader", "ReplayProgress", "Source", "TeachingFacts"]
 
 
@@ -107,6 +109,29 @@ class BoundPodsFeed(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class AuditUpdate:
+    """What an audit feed read since its last update: the events, in the order they arrived, and its running count
+    of input it could not read (a malformed log line or webhook batch) with the last such problem in one sentence."""
+
+    events: tuple[AuditEvent, ...] = ()
+    malformed: int = 0
+    problem: str = ""
+
+
+class AuditFeed(Protocol):
+    """The API server's audit events, from the lab observatory started, a webhook it listens on, or a log file."""
+
+    @property
+    def origin(self) -> str:
+        """Where the events come from, for the screen: ``lab``, ``webhook 127.0.0.1:9444``, ``log PATH``."""
+        ...
+
+    def audit_stream(self) -> AsyncIterator[AuditUpdate]:
+        """Updates until cancelled; never raises for bad input (it is counted in ``malformed``)."""
+        ...
+
+
 class KeyRecorder(Protocol):
     """A recording: each key press the screen handles is written down."""
 
@@ -124,9 +149,11 @@ class ReplayProgress(Protocol):
 class Capabilities:
     """What a source offers beyond :class:`Source`; None: not this one. Without ``access`` Bind's access is unknown
     and the namespace fallback goes to ``default``; ``keys`` records key presses; ``replay`` makes the screen keep the
-    recorded scope; ``bound_pods`` lets a screen scoped to one namespace count every namespace's pods on the nodes."""
+    recorded scope; ``bound_pods`` lets a screen scoped to one namespace count every namespace's pods on the nodes;
+    ``audit`` says who wrote each change (the API server's audit events)."""
 
     access: AccessReviewer | None = None
+    audit: AuditFeed | None = None
     bound_pods: BoundPodsFeed | None = None
     keys: KeyRecorder | None = None
     replay: ReplayProgress | None = None
