@@ -33,8 +33,14 @@ from .exchange import BindingExchange
 from .records import TimelineFrame
 from .source import AuditUpdate
 
-__all__ = ["COMPARED", "FrameWrite", "Join", "Write", "WriteStore", "audit_id_of", "body_shape", "differences",
-           "join_frames", "pod_of"]
+__all__ = ["COMPARED", "METHODS", "NO_WRITE_SEEN", "FrameWrite", "Join", "Write", "WriteStore", "audit_id_of",
+           "body_shape", "differences", "join_frames", "pod_of"]
+
+METHODS = {"create": "POST", "update": "PUT", "patch": "PATCH", "delete": "DELETE", "deletecollection": "DELETE"}
+"""The HTTP method of each write verb (apiserver ``RequestInfo.Verb`` from the method: POST is ``create``, PUT
+``update``, PATCH ``patch``, DELETE ``delete`` or, on a collection, ``deletecollection``)."""
+NO_WRITE_SEEN = "no write seen"
+MATCHED_BY_ORDER = "matched by order"
 
 Join = Literal["exact", "order", "none"]
 """How a frame found its write: the write's answer carries the frame's resourceVersion (``exact``); the write is the
@@ -83,6 +89,18 @@ class Write:
     def at(self) -> datetime | None:
         """When the API server received the request (``requestReceivedTimestamp``, else ``stageTimestamp``)."""
         return self.event.received or self.event.stage_at
+
+    @property
+    def method(self) -> str:
+        """The request's HTTP method (:data:`METHODS`), the verb in capitals for any other."""
+        return METHODS.get(self.event.verb, self.event.verb.upper())
+
+    @property
+    def summary(self) -> str:
+        """``POST pods/manual/binding · kubectl · 201``: method, target, writer and code (``…`` before the
+        answer)."""
+        code = str(self.event.code) if self.event.code else "…"
+        return f"{self.method} {self.event.target} · {self.event.writer} · {code}"
 
 
 def _stage_rank(event: AuditEvent) -> int:
@@ -188,6 +206,15 @@ class FrameWrite:
     frame: TimelineFrame
     write: Write | None
     how: Join
+
+    @property
+    def label(self) -> str:
+        """What the timeline says of the frame's write: ``← POST pods/manual/binding · kubectl · 201``, the same
+        followed by ``(matched by order)``, or ``no write seen``."""
+        if self.write is None:
+            return NO_WRITE_SEEN
+        label = f"← {self.write.summary}"
+        return label if self.how == "exact" else f"{label} ({MATCHED_BY_ORDER})"
 
 
 def _fits(frame: TimelineFrame, event: AuditEvent) -> bool:

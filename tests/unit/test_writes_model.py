@@ -152,8 +152,9 @@ def _exercise() -> list:
     store.add(event("create", rv="21", at=T0))
     store.add(event("bind", subresource="binding", at=T0 + timedelta(seconds=1)))
     store.add(event("again", subresource="binding", code=409, at=T0 + timedelta(seconds=2)))
-    store.add(event("st1", verb="patch", subresource="status", agent=KUBELET, rv="23", at=T0 + timedelta(seconds=3)))
-    store.add(event("st2", verb="patch", subresource="status", agent=KUBELET, rv="28", at=T0 + timedelta(seconds=4)))
+    for audit_id, rv, seconds in (("st1", "23", 3), ("st2", "28", 4)):
+        store.add(event(audit_id, verb="patch", subresource="status", agent=KUBELET, user="system:node:pair-worker",
+                        code=200, rv=rv, at=T0 + timedelta(seconds=seconds)))
     return store.for_pod("sched-lab/manual")
 
 
@@ -163,12 +164,15 @@ def test_frames_join_exactly_by_resource_version_and_the_binding_by_order() -> N
     joined = join_frames(frames, _exercise())
     assert [(j.frame.resource_version, j.write.event.audit_id if j.write else None, j.how) for j in joined] == [
         ("21", "create", "exact"), ("22", "bind", "order"), ("23", "st1", "exact"), ("28", "st2", "exact")]
+    assert [j.label for j in joined[1:3]] == ["← POST pods/manual/binding · kubectl · 201 (matched by order)",
+                                              "← PATCH pods/manual/status · kubelet pair-worker · 200"]
 
 
 def test_a_failed_write_makes_no_frame_and_a_frame_with_no_write_says_so() -> None:
     writes = [w for w in _exercise() if w.event.audit_id in ("again", "st1")]
     joined = join_frames([frame("22", at=T0 + timedelta(seconds=2.5)), frame("23")], writes)
-    assert (joined[0].write, joined[0].how) == (None, "none")  # the 409 changed nothing
+    # the 409 changed nothing
+    assert (joined[0].write, joined[0].how, joined[0].label) == (None, "none", "no write seen")
     assert joined[1].how == "exact"
 
 
