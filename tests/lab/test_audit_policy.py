@@ -193,3 +193,30 @@ def test_a_policy_file_is_read_as_yaml_or_json_and_named_in_its_error(tmp_path):
         load_policy_file(bad)
     with pytest.raises(PolicyError, match=r'^failed to read file path ".*missing\.yaml"'):
         load_policy_file(tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--audit-policy-file", "{dir}/bad.yaml"], 'observatory: loading audit policy file: rules[0].level: Unsupported '
+                                                'value: "Loud": supported values: "None", "Metadata", "Request", '
+                                                '"RequestResponse": from file {dir}/bad.yaml\n'),
+    (["--audit-log-format", "legacy"], 'observatory: --audit-log-format "legacy" (one line of text per event) is '
+                                       'not supported by the lab; use "json", the default\n'),
+    (["--audit-webhook-mode", "eager"], 'observatory: invalid audit webhook mode eager, allowed modes are '
+                                        '"batch,blocking,blocking-strict"\n'),
+])
+def test_lab_serve_refuses_bad_audit_settings_with_one_sentence_and_exit_2(tmp_path, capsys, flags, message):
+    from observatory import cli
+
+    (tmp_path / "bad.yaml").write_text("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: Loud}]\n")
+    argv = ["lab", "serve", *[f.format(dir=tmp_path) for f in flags]]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == message.format(dir=tmp_path)
+
+
+def test_lab_serve_refuses_a_negative_log_size_as_kube_apiserver_does(capsys):
+    from observatory import cli
+
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["lab", "serve", "--audit-log-maxsize", "-1"])
+    assert raised.value.code == 2
+    assert "--audit-log-maxsize -1 can't be a negative number" in capsys.readouterr().err
