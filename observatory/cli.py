@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from observatory import __version__, classroom, schedule
 from observatory.cliflags import add_connection_flags
 from observatory.lab import fault_cli
+from observatory.lab.audit import flags as audit_flags
 from observatory.settings import Settings
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--rbac", type=Path, metavar="FILE",
                        help="RBAC mode: a YAML file of users (token, namespaces, rules); other requests get 403 "
                        "Forbidden. HTTPS as with --token; the kubeconfig is the first user's (see README)")
+    audit_flags.add_flags(serve)  # kube-apiserver's --audit-* flags (lab/audit/flags.py)
     lab_commands.add_parser("scenarios", help="list the scenarios the lab ships",
                             description="List the scenarios the lab ships.")
     fault_cli.add_parser(lab_commands)  # observatory lab fault KIND (lab/fault_cli.py)
@@ -196,7 +198,12 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
         "rbac": args.rbac or settings.lab.rbac,
         "scheduler_names": list(dict.fromkeys([*settings.lab.scheduler_names, *args.scheduler_name])),
         "event_ttl": settings.lab.event_ttl if args.event_ttl is None else args.event_ttl,
+        **audit_flags.updates(args),
     })
+    audit_problem = audit_flags.problem(lab_settings)
+    if audit_problem:  # as kube-apiserver refuses to start (a bad policy, log format or webhook file)
+        print(f"observatory: {audit_problem}", file=sys.stderr)
+        return EXIT_USAGE
 
     async def run() -> int:
         lab = EmbeddedLab(lab_settings, host=args.host, port=args.port, scenario=args.scenario,

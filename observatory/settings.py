@@ -54,6 +54,41 @@ class LabSettings(BaseModel):
     namespace; ``kubeconfig-<user>`` beside it, each other user's. Env ``OBSERVATORY_LAB__RBAC=FILE``;
     ``observatory lab serve --rbac FILE``."""
 
+    audit_policy_file: Path | None = None
+    """kube-apiserver's ``--audit-policy-file``: an ``audit.k8s.io/v1`` Policy (YAML or JSON). Unlike
+    kube-apiserver, which audits nothing without one, the lab then audits with its default policy
+    (``observatory.lab.audit.policy.DEFAULT_POLICY_YAML``). ``observatory lab serve --audit-policy-file FILE``."""
+
+    audit_log_path: str | None = None
+    """``--audit-log-path``: write each audit event as a JSON line to this file (``-``: standard output)."""
+
+    audit_log_maxage: int = Field(0, ge=0)
+    """``--audit-log-maxage``: days to keep rotated audit logs, by the time in their names (0: no limit)."""
+
+    audit_log_maxbackup: int = Field(0, ge=0)
+    """``--audit-log-maxbackup``: rotated audit logs to keep (0: all)."""
+
+    audit_log_maxsize: int = Field(0, ge=0)
+    """``--audit-log-maxsize``: megabytes an audit log grows to before it is rotated (0: lumberjack's 100)."""
+
+    audit_log_format: str = "json"
+    """``--audit-log-format``: ``json`` (the lab refuses ``legacy``)."""
+
+    audit_webhook_config_file: Path | None = None
+    """``--audit-webhook-config-file``: a kubeconfig naming the receiver of the audit webhook's EventLists."""
+
+    audit_webhook_mode: str = "batch"
+    """``--audit-webhook-mode``: ``batch`` (buffered, sent in batches) or ``blocking`` (each event on its own)."""
+
+    audit_webhook_batch_max_size: int = Field(400, ge=1)
+    """``--audit-webhook-batch-max-size``: the most events in one batch."""
+
+    audit_webhook_batch_max_wait: float = Field(30.0, ge=0)
+    """``--audit-webhook-batch-max-wait`` in seconds: how long a batch waits to fill before it is sent."""
+
+    audit_webhook_initial_backoff: float = Field(10.0, ge=0)
+    """``--audit-webhook-initial-backoff`` in seconds: the wait before the first retry of a failed POST."""
+
     scheduler: bool = True
     """Run the simulated default-scheduler."""
 

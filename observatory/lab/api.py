@@ -31,6 +31,8 @@ from observatory.lab import (
     resources,
     security,
 )
+from observatory.lab.audit import http as audit_http
+from observatory.lab.audit.auditor import LabAuditor
 from observatory.lab.encoding import go_json, with_kind
 from observatory.lab.listing import ListQuery, parse_query
 from observatory.lab.registry import Registry
@@ -68,6 +70,8 @@ class LabContext:
     control_plane_token: str | None = None
     """The bearer token of the lab's own control-plane clients (its default-scheduler), which may do anything, as
     ``system:kube-scheduler`` may do what the scheduler needs on a real cluster; None: the lab demands no token."""
+    auditor: LabAuditor | None = None
+    """The lab's audit pipeline (:mod:`observatory.lab.audit`); None: requests are not audited."""
 
 
 CONTEXT_KEY = web.AppKey("lab", LabContext)
@@ -165,6 +169,13 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
     if refusal is not None:
         return gohttp.write_refusal(request.protocol, refusal)
     lab = request.app[CONTEXT_KEY]
+    # audited as kube-apiserver's chain: WithAuditInit, authentication, WithAudit, authorization (lab/audit/http.py)
+    return await audit_http.audited(lab, request, partial(_served, lab, request, handler),
+                                    authenticated=authenticated(lab, request), long_running=_long_running(request))
+
+
+async def _served(lab: LabContext, request: web.Request, handler: Any) -> web.StreamResponse:
+    """:func:`error_middleware` after Go's connection-level checks: authenticate, authorize and serve."""
     try:
         if not authenticated(lab, request):
             return status_response(errors.unauthorized())
@@ -430,5 +441,6 @@ def build_app(lab: LabContext) -> web.Application:
         add = app.router.add_get if method == "GET" else partial(app.router.add_route, method)
         add(path, handler, expect_handler=gohttp.expect_handler)
     faults.install(app, lab.store)  # /lab/faults and its middleware (lab/faults.py), before the catch-all
+    audit_http.install(app)  # the Audit-Id header and a watch's ResponseStarted (lab/audit/http.py)
     app.router.add_route("*", "/{tail:.*}", not_found, expect_handler=gohttp.expect_handler)
     return app

@@ -20,6 +20,8 @@ from multidict import CIMultiDict
 from observatory.lab import decoding, errors, printing, protobuf, schema
 
 JSON = "application/json"
+RAW_BODY_KEY = web.RequestKey("observatory.lab.raw_body", bytes)
+"""The body :func:`_read_raw` read, kept on the request for its audit event (lab/audit/http.py)."""
 SUPPORTED_BODIES = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
 
 
@@ -88,7 +90,8 @@ async def _read_raw(request: web.Request) -> bytes:
         if size > decoding.MAX_BODY_BYTES:
             raise decoding.request_too_large()
         chunks.append(chunk)
-    return b"".join(chunks)
+    body = request[RAW_BODY_KEY] = b"".join(chunks)
+    return body
 
 
 def _json_type(value: Any) -> str:

@@ -28,6 +28,7 @@ from aiohttp import web
 
 from observatory.lab import errors, gohttp, kubeconfig, persistence, priorityclass, rbac, scenarios, security
 from observatory.lab.api import LabContext, build_app
+from observatory.lab.audit.auditor import auditor_from_settings
 from observatory.lab.eventttl import EventTTL
 from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
@@ -130,6 +131,9 @@ class LabServer:
         self.control_plane_token: str | None = None
         """The bearer token of the lab's own control-plane clients (see :class:`~observatory.lab.api.LabContext`),
         set by :meth:`start` when the lab demands tokens."""
+        self.auditor = auditor_from_settings(self.settings)
+        """The lab's audit pipeline (:mod:`observatory.lab.audit`): every request, as kube-apiserver audits it;
+        ``auditor.subscribe(listener)`` sees each event. Raises AuditConfigError for bad audit settings."""
         self.simulations = Simulations(self.registry, self.settings)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -237,7 +241,7 @@ class LabServer:
         host_part = f"[{advertised}]" if ":" in advertised else advertised
         self.url = f"{scheme}://{host_part}:{port}"
         context = LabContext(self.store, self.registry, self.settings, self.token, f"{host_part}:{port}",
-                             rbac=self.rbac, control_plane_token=self.control_plane_token)
+                             rbac=self.rbac, control_plane_token=self.control_plane_token, auditor=self.auditor)
         # Go's net/http limits and timeouts, as kube-apiserver serves (lab/gohttp.py)
         self._runner = gohttp.GoLikeAppRunner(build_app(context), access_log=None, shutdown_timeout=1.0,
                                               handler_cancellation=True)
@@ -261,6 +265,7 @@ class LabServer:
         self.store.close_all_watches()
         await self._close_listener()
         self.close_state()
+        await self.auditor.close()
 
     async def _close_listener(self) -> None:
         """Stop serving HTTP and give up the lab's own kubeconfig under the cache directory, if it has one."""
