@@ -20,7 +20,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from observatory.lab.audit import backends as backends_module
 from observatory.lab.audit.event import EventRecord, panic_status
@@ -50,7 +49,7 @@ class AuditConfigError(ValueError):
 def attributes_of(request: AuditedRequest) -> Attributes:
     """The authorizer attributes the policy matches on, from what the request says of itself."""
     return Attributes(verb=request.verb, resource_request=bool(request.resource),
-                      path=urlsplit(request.request_uri).path, namespace=request.namespace, group=request.api_group,
+                      path=request.request_uri.partition("?")[0], namespace=request.namespace, group=request.api_group,
                       version=request.api_version, resource=request.resource, subresource=request.subresource,
                       name=request.name)
 
@@ -147,14 +146,15 @@ class LabAuditor:
         self.emitted = 0
         """Events emitted (after omitStages)."""
 
-    def config(self, request: AuditedRequest) -> RequestAuditConfig:
-        return evaluate(self.policy, attributes_of(request), _user(request))
+    def config(self, request: AuditedRequest, attrs: Attributes | None = None) -> RequestAuditConfig:
+        return evaluate(self.policy, attrs or attributes_of(request), _user(request))
 
-    def begin(self, request: AuditedRequest, audit_id: str = "") -> LabAuditHandle | UnauditedHandle:
+    def begin(self, request: AuditedRequest, audit_id: str = "",
+              attrs: Attributes | None = None) -> LabAuditHandle | UnauditedHandle:
         """Start auditing ``request`` (see :meth:`~.types.Auditor.begin`); ``audit_id`` is the client's
-        ``Audit-ID`` header when it sent one."""
+        ``Audit-ID`` header when it sent one; ``attrs`` its RequestInfo when the caller has it already."""
         audit_id = audit_id or str(uuid.uuid4())
-        config = self.config(request)
+        config = self.config(request, attrs)
         if config.level == "None":
             return UnauditedHandle(audit_id)
         record = EventRecord(audit_id, request, config, request.received or datetime.now(UTC))

@@ -29,6 +29,7 @@ listed, then the peer's address unless it is the last one listed.
 from __future__ import annotations
 
 import base64
+import functools
 import ipaddress
 import json
 from collections.abc import Awaitable, Callable
@@ -79,6 +80,7 @@ def user_agent(request: web.BaseRequest) -> str:
     return agent
 
 
+@functools.lru_cache(maxsize=1024)
 def _ip(text: str) -> str | None:
     """``netutils.ParseIPSloppy`` then ``IP.String()``: an address in canonical form (an IPv4-mapped IPv6 address
     as IPv4; leading zeros of IPv4 parts accepted as decimal), None when it is not one."""
@@ -227,7 +229,7 @@ async def audited(lab: LabContext, request: web.Request, serve: Callable[[], Awa
         request[AUDIT_ID_KEY] = audit_id
         auditor.failed_authentication(audited_request, 401, auth_methods(request), audit_id)
         return await serve()
-    handle = auditor.begin(audited_request, client_id)
+    handle = auditor.begin(audited_request, client_id, attrs)
     request[AUDIT_ID_KEY] = handle.audit_id
     request[HANDLE_KEY] = handle
     if handle.level == "None":
