@@ -28,7 +28,7 @@ from aiohttp import web
 
 from observatory.lab import errors, gohttp, kubeconfig, persistence, priorityclass, rbac, scenarios, security
 from observatory.lab.api import LabContext, build_app
-from observatory.lab.audit.auditor import auditor_from_settings
+from observatory.lab.audit.auditor import AuditConfigError, LabAuditor, auditor_from_settings
 from observatory.lab.eventttl import EventTTL
 from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
@@ -131,9 +131,13 @@ class LabServer:
         self.control_plane_token: str | None = None
         """The bearer token of the lab's own control-plane clients (see :class:`~observatory.lab.api.LabContext`),
         set by :meth:`start` when the lab demands tokens."""
-        self.auditor = auditor_from_settings(self.settings)
-        """The lab's audit pipeline (:mod:`observatory.lab.audit`): every request, as kube-apiserver audits it;
-        ``auditor.subscribe(listener)`` sees each event. Raises AuditConfigError for bad audit settings."""
+        self._audit_problem = ""
+        try:
+            self.auditor = auditor_from_settings(self.settings)
+            """The lab's audit pipeline (:mod:`observatory.lab.audit`): every request, as kube-apiserver audits it;
+            ``auditor.subscribe(listener)`` sees each event. Bad audit settings make :meth:`start` raise LabError."""
+        except AuditConfigError as exc:
+            self.auditor, self._audit_problem = LabAuditor(), str(exc)
         self.simulations = Simulations(self.registry, self.settings)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -187,6 +191,8 @@ class LabServer:
 
     async def start(self) -> None:
         """Load, listen and write the kubeconfig. Raises LabError when the address cannot be used."""
+        if self._audit_problem:
+            raise LabError(self._audit_problem)
         try:
             self.rbac = rbac.load_policy(self.settings.rbac) if self.settings.rbac else None
         except rbac.RbacError as exc:

@@ -220,3 +220,13 @@ def test_lab_serve_refuses_a_negative_log_size_as_kube_apiserver_does(capsys):
         cli.main(["lab", "serve", "--audit-log-maxsize", "-1"])
     assert raised.value.code == 2
     assert "--audit-log-maxsize -1 can't be a negative number" in capsys.readouterr().err
+
+
+async def test_a_lab_with_bad_audit_settings_does_not_start(tmp_path):
+    from observatory.lab.server import LabError, LabServer
+    from observatory.settings import LabSettings
+
+    lab = LabServer(LabSettings(audit_log_format="legacy"), kubeconfig_path=tmp_path / "kubeconfig")
+    assert lab.auditor is not None  # always present, even when the settings are refused
+    with pytest.raises(LabError, match=r'^--audit-log-format "legacy"'):
+        await lab.start()
