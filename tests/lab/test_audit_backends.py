@@ -147,3 +147,30 @@ def test_a_webhook_kubeconfig_without_a_server_is_refused(tmp_path):
     path.write_text("apiVersion: v1\nkind: Config\nclusters: []\n")
     with pytest.raises(WebhookConfigError, match="no server found"):
         load_webhook_config(path)
+
+
+async def test_blocking_mode_sends_each_event_on_its_own_in_order(unused_tcp_port):
+    received: list[dict[str, Any]] = []
+
+    async def receive(request: web.Request) -> web.Response:
+        received.append(await request.json())
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/", receive)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", unused_tcp_port).start()
+    backend = WebhookBackend(WebhookConfig(f"http://127.0.0.1:{unused_tcp_port}/"), mode="blocking")
+    try:
+        for i in range(3):
+            backend.process({"auditID": str(i)}, b"")
+        for _ in range(200):  # bounded wait for the third POST
+            if len(received) == 3:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        await backend.close()
+        await runner.cleanup()
+    assert [[e["auditID"] for e in batch["items"]] for batch in received] == [["0"], ["1"], ["2"]]
+    assert backend.sent == 3

@@ -230,3 +230,11 @@ async def test_a_lab_with_bad_audit_settings_does_not_start(tmp_path):
     assert lab.auditor is not None  # always present, even when the settings are refused
     with pytest.raises(LabError, match=r'^--audit-log-format "legacy"'):
         await lab.start()
+
+
+def test_an_unknown_field_is_dropped_with_upstreams_lenient_decoding_warning(caplog):
+    policy = parse_policy({**_doc(level="Metadata", colour="red"), "extra": 1})
+    assert policy.rules == (PolicyRule("Metadata"),)
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "observatory.lab.audit.policy"]
+    assert warning.startswith("Audit policy contains errors, falling back to lenient decoding: ")
+    assert 'unknown field "extra"' in warning and 'unknown field "rules[0].colour"' in warning
