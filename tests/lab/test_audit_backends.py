@@ -174,3 +174,15 @@ async def test_blocking_mode_sends_each_event_on_its_own_in_order(unused_tcp_por
         await runner.cleanup()
     assert [[e["auditID"] for e in batch["items"]] for batch in received] == [["0"], ["1"], ["2"]]
     assert backend.sent == 3
+
+
+async def test_a_log_closed_with_its_lab_writes_on_when_the_lab_starts_again(tmp_path):
+    from observatory.lab.audit.backends import LogBackend
+
+    backend = LogBackend(str(tmp_path / "audit.log"))
+    backend.process({}, b'{"a":1}\n')
+    await backend.close()
+    backend.process({}, b'{"b":2}\n')
+    await backend.close()
+    assert (tmp_path / "audit.log").read_bytes() == b'{"a":1}\n{"b":2}\n'
+    assert backend.errors == 0

@@ -99,6 +99,8 @@ class RotatingFile:
         Raises ValueError for data larger than the maximum, OSError when the file cannot be written."""
         if len(data) > self.max_bytes:
             raise ValueError(f"write length {len(data)} exceeds maximum file size {self.max_bytes}")
+        if self._file is None:  # closed with its lab; a lab started again writes on
+            self._open()
         if self.size + len(data) > self.max_bytes:
             self.rotate()
         assert self._file is not None
@@ -286,6 +288,8 @@ class WebhookBackend:
             self._drop(1, "audit buffer queue blocked")
             return
         self.buffer.append(event)
+        if self._task is not None and self._task.done():  # closed with its lab; a lab started again sends on
+            self._task, self._closing = None, False
         if self._task is None:
             try:
                 self._task = asyncio.get_running_loop().create_task(self._run())
@@ -361,3 +365,4 @@ class WebhookBackend:
                 self._task.cancel()
         if self._session is not None:
             await self._session.close()
+            self._session = None
