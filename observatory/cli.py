@@ -261,8 +261,7 @@ async def start_audit(flagged: AuditHub | None, cluster: Connected) -> AuditHub 
     feed of the lab observatory started. Raises AuditOriginError (exit 2) when it cannot start."""
     from observatory.kube.audit_origin import audit_feed
 
-    auditor = getattr(cluster.lab, "auditor", None)
-    feed = flagged or audit_feed(subscribe=getattr(auditor, "subscribe", None))
+    feed = flagged or audit_feed(subscribe=cluster.lab.auditor.subscribe if cluster.lab is not None else None)
     if feed is not None:
         await feed.start()
         for line in feed.announcement():
