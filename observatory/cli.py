@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from observatory import __version__, classroom, schedule
-from observatory.cliflags import add_connection_flags
+from observatory.cliflags import add_audit_flags, add_connection_flags
 from observatory.lab import fault_cli
 from observatory.lab.audit import flags as audit_flags
 from observatory.settings import Settings
 
 if TYPE_CHECKING:
     from observatory.connection import Connected
+    from observatory.kube.audit_feed import AuditHub
     from observatory.kube.source import ClusterSource
 
 EXIT_USAGE = 2
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scenario", default=None, metavar="NAME|PATH",
                         help="lab scenario for --lab (default manual-binding, or the --lesson's)")
     parser.add_argument("--read-only", action="store_true", help="never send a Binding")
+    add_audit_flags(parser)
     classroom.add_flags(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -237,10 +239,11 @@ def serve_lab(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def screen_source(cluster: Connected, args: argparse.Namespace) -> ClusterSource:
+def screen_source(cluster: Connected, args: argparse.Namespace, audit: AuditHub | None = None) -> ClusterSource:
     """The source the screen watches on ``cluster``: the embedded lab is a classroom cluster, so without ``-n`` it
     shows every namespace (the seed pod lives in sched-lab); a real cluster is scoped to the context's namespace,
-    as kubectl is. Its ``commands_context().kubeconfig`` is the kubeconfig that reaches the cluster."""
+    as kubectl is. Its ``commands_context().kubeconfig`` is the kubeconfig that reaches the cluster; ``audit`` its
+    audit feed."""
     from observatory.kube.source import ClusterSource
 
     connection = cluster.connection
@@ -248,18 +251,40 @@ def screen_source(cluster: Connected, args: argparse.Namespace) -> ClusterSource
         namespace = None
     else:
         namespace = args.namespace or connection.namespace
-    return ClusterSource(connection, namespace=namespace, lab=cluster.lab is not None, read_only=args.read_only)
+    return ClusterSource(connection, namespace=namespace, lab=cluster.lab is not None, read_only=args.read_only,
+                         audit=audit)
+
+
+async def start_audit(flagged: AuditHub | None, cluster: Connected) -> AuditHub | None:
+    """The screen's audit feed, started, its announcement (the webhook's kubeconfig and flags) printed to stderr
+    before the screen takes the terminal: the ``--audit-log``/``--audit-webhook-listen`` one, else the in-process
+    feed of the lab observatory started. Raises AuditOriginError (exit 2) when it cannot start."""
+    from observatory.kube.audit_origin import audit_feed
+
+    feed = flagged or audit_feed(subscribe=cluster.lab.auditor.subscribe if cluster.lab is not None else None)
+    if feed is not None:
+        await feed.start()
+        for line in feed.announcement():
+            print(line, file=sys.stderr, flush=True)
+    return feed
 
 
 def run_app(settings: Settings, args: argparse.Namespace) -> int:
     """The main job: the TUI against the kubeconfig's cluster, in-cluster, or the embedded lab when there is none
     (connected as :func:`observatory.connection.connected` says; its exit codes)."""
     from observatory.connection import NotConnected, connected
+    from observatory.kube.audit_feed import AuditOriginError
+    from observatory.kube.audit_origin import audit_feed
     from observatory.recorder import RecordingSource
     from observatory.scheduler.host import InProcessScheduler
     from observatory.ui.app import ObservatoryApp
     from observatory.ui.themes import theme_problem
 
+    try:
+        flagged_audit = audit_feed(log=args.audit_log, webhook=args.audit_webhook_listen)
+    except AuditOriginError as exc:
+        print(f"observatory: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     lesson, problem = classroom.resolve_lesson(args.lesson)
     problem = problem or (classroom.record_problem(args.record) if args.record else None)
     problem = problem or theme_problem(settings.ui.theme)
@@ -278,8 +303,20 @@ def run_app(settings: Settings, args: argparse.Namespace) -> int:
             return exc.exit_code
 
     async def run_screen(cluster: Connected) -> int:
+        try:
+            audit = await start_audit(flagged_audit, cluster)
+        except AuditOriginError as exc:
+            print(f"observatory: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            return await run_app_on(cluster, audit)
+        finally:
+            if audit is not None:
+                await audit.aclose()
+
+    async def run_app_on(cluster: Connected, audit: AuditHub | None) -> int:
         connection = cluster.connection
-        cluster_source = screen_source(cluster, args)
+        cluster_source = screen_source(cluster, args, audit)
         source: ClusterSource | RecordingSource = cluster_source
         # r runs observatory's scheduler over this connection; not in a recording (a replay could not redo it).
         scheduler = None if args.record else InProcessScheduler(cluster_source)

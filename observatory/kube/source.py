@@ -17,7 +17,7 @@ from observatory.model.access import AccessReview
 from observatory.model.commands import CommandsContext
 from observatory.model.deltas import BOUND_PODS, Delta
 from observatory.model.records import BindingExchange, LeaseView
-from observatory.model.source import Capabilities
+from observatory.model.source import AuditFeed, Capabilities
 
 if TYPE_CHECKING:
     from observatory.kube.connect import Connection
@@ -32,11 +32,13 @@ class ClusterSource:
     lab) and ``read_only`` (binding disabled). ``connection`` is the underlying :class:`Connection`, shared by every
     source made with :meth:`with_namespace`. ``reflector_options`` are keyword arguments for each
     :class:`~observatory.kube.reflector.Reflector` (``page_size``, ``watch_timeout``, ``read_timeout``,
-    ``backoff_initial``, ``backoff_max``).
+    ``backoff_initial``, ``backoff_max``). ``audit`` is the cluster's audit events (an
+    :class:`~observatory.kube.audit_feed.AuditHub`: the lab's, a webhook's or a log file's), shared like the
+    connection and started and stopped by whoever made it; None when there is none.
     """
 
     def __init__(self, conn: Connection, *, namespace: str | None = None, lab: bool = False, read_only: bool = False,
-                 reflector_options: Mapping[str, Any] | None = None) -> None:
+                 reflector_options: Mapping[str, Any] | None = None, audit: AuditFeed | None = None) -> None:
         self.connection = conn
         self.context = conn.context
         self.server = conn.server
@@ -44,6 +46,7 @@ class ClusterSource:
         self.lab = lab
         self.read_only = read_only
         self.reflector_options = dict(reflector_options or {})
+        self.audit = audit
 
     def __repr__(self) -> str:
         scope = self.namespace or "all namespaces"
@@ -122,14 +125,14 @@ class ClusterSource:
         return await review_access(self.connection.api, verb, resource, subresource=subresource, namespace=namespace)
 
     def capabilities(self) -> Capabilities:
-        """Access reviews (:meth:`access_review`, :attr:`home_namespace`) and the bound pods of every namespace
-        (:meth:`stream_bound_pods`)."""
-        return Capabilities(access=self, bound_pods=self)
+        """Access reviews (:meth:`access_review`, :attr:`home_namespace`), the bound pods of every namespace
+        (:meth:`stream_bound_pods`) and the audit feed when there is one."""
+        return Capabilities(access=self, bound_pods=self, audit=self.audit)
 
     def with_namespace(self, namespace: str | None) -> ClusterSource:
         """The same cluster and connection scoped to ``namespace`` (None: all namespaces)."""
         return ClusterSource(self.connection, namespace=namespace, lab=self.lab, read_only=self.read_only,
-                             reflector_options=self.reflector_options)
+                             reflector_options=self.reflector_options, audit=self.audit)
 
     async def close(self) -> None:
         """Close the shared connection (every source made with :meth:`with_namespace` stops working); idempotent."""
