@@ -129,8 +129,9 @@ class LabServer:
         self.ca_pem: bytes | None = None
         self.control_plane_token: str | None = None
         """The bearer token of the lab's own control-plane clients (see :class:`~observatory.lab.api.LabContext`),
-        set by :meth:`start` when the lab demands tokens."""
-        self.simulations = Simulations(self.registry, self.settings)
+        set by :meth:`start` on every lab, so the lab knows its scheduler's requests even when it demands no token of
+        anyone else."""
+        self.simulations = Simulations(self.registry, self.settings, getattr(self, "auditor", None))
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.state: persistence.StateDatabase | None = None
@@ -230,7 +231,7 @@ class LabServer:
             ssl_context = tls.ssl_context()
             self.ca_pem = tls.ca_pem
             self.token = self.rbac.kubeconfig_user.token if self.rbac else security.generate_token()
-            self.control_plane_token = security.generate_token()
+        self.control_plane_token = security.generate_token()
         wildcard = self.host in ("0.0.0.0", "::")
         advertised = security.advertised_hosts(self.host)[0] if wildcard and not loopback else self.host
         scheme = "https" if ssl_context else "http"
