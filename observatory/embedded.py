@@ -7,7 +7,11 @@ kubelets, pod GC and node lifecycle) whose default-scheduler is observatory's on
 kube-apiserver:
 
 * it reads a kubeconfig of its own (kind's ``/etc/kubernetes/scheduler.conf``), written to a private temporary
-  folder and removed once read, with the lab's control-plane token when the lab demands tokens;
+  folder and removed once read, with the lab's control-plane token (every lab has one, so the lab tells its
+  scheduler's requests from anyone else's even when it demands no token of others);
+* it sends kube-scheduler's user agents (:mod:`observatory.lab.audit.identity`): ``.../scheduler`` on its
+  informers, Bindings, status patches and events, ``.../leader-election`` on its Lease, each from a client of its
+  own as ``cmd/kube-scheduler/app/options/options.go`` makes them;
 * one instance serves every name in ``LabSettings.scheduler_names`` as a profile, on the host kube-scheduler runs
   on (the control-plane node, as in kind), so its events say ``default-scheduler-<node>``;
 * it holds the ``kube-system/kube-scheduler`` Lease by leader election (15 s, renewed every 2 s) and releases it
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from observatory.kube.connect import Connection, connect
+from observatory.lab.audit.identity import SCHEDULER_AGENT, SCHEDULER_LEADER_ELECTION_AGENT
 from observatory.lab.kubeconfig import write_kubeconfig
 from observatory.lab.server import LabServer
 from observatory.lab.simulation import scheduler_host
@@ -58,6 +63,7 @@ class EmbeddedLab(LabServer):
         super().__init__(*args, **kwargs)
         self.scheduler: Scheduler | None = None
         self._connection: Connection | None = None
+        self._lease_connection: Connection | None = None
         self._scheduler_task: asyncio.Task[None] | None = None
 
     def scheduler_options(self) -> SchedulerOptions:
@@ -76,20 +82,26 @@ class EmbeddedLab(LabServer):
         if not self.settings.scheduler:
             return
         try:
-            self._connection = await self._connect()
+            self._connection, self._lease_connection = await self._connect()
         except BaseException:
             await super().stop()
             raise
         self._scheduler_task = asyncio.get_running_loop().create_task(self._run_scheduler(),
                                                                       name="lab-default-scheduler")
 
-    async def _connect(self) -> Connection:
-        """A client of this lab with the control plane's credentials, through a kubeconfig read once."""
+    async def _connect(self) -> tuple[Connection, Connection]:
+        """The scheduler's client and its leader election's, with the control plane's credentials, through a
+        kubeconfig read once."""
         folder = Path(tempfile.mkdtemp(prefix="observatory-scheduler-"))
         try:
             conf = write_kubeconfig(folder / "scheduler.conf", self.url, ca_pem=self.ca_pem,
                                     token=self.control_plane_token, context="kube-scheduler")
-            return await connect(str(conf))
+            main = await connect(str(conf), agent=SCHEDULER_AGENT)
+            try:
+                return main, await connect(str(conf), agent=SCHEDULER_LEADER_ELECTION_AGENT)
+            except BaseException:
+                await main.close()
+                raise
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -97,7 +109,8 @@ class EmbeddedLab(LabServer):
         assert self._connection is not None
         options = self.scheduler_options()
         while True:
-            self.scheduler = Scheduler(self._connection.api, options, log=log.info)
+            lease_api = self._lease_connection.api if self._lease_connection is not None else None
+            self.scheduler = Scheduler(self._connection.api, options, log=log.info, lease_api=lease_api)
             try:
                 async with contextlib.aclosing(self.scheduler.decisions()) as decisions:
                     async for _decision in decisions:
@@ -118,7 +131,8 @@ class EmbeddedLab(LabServer):
                 await self._scheduler_task
             self._scheduler_task = None
             self.scheduler = None
-        if self._connection is not None:
-            await self._connection.close()
-            self._connection = None
+        for connection in (self._connection, self._lease_connection):
+            if connection is not None:
+                await connection.close()
+        self._connection = self._lease_connection = None
         await super().stop()

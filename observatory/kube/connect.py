@@ -16,6 +16,11 @@ file that names them). Requests go through the proxy kubectl would use (:mod:`ob
 (:mod:`observatory.kube.exec_plugin`) runs here, before any UI takes the terminal, and again before a request once
 its token has expired.
 
+Every request carries the ``User-Agent`` a client-go program would, in client-go's format
+(:mod:`observatory.model.useragent`): observatory's own, ``observatory/v<version> (<os>/<arch>) kubernetes/unknown``
+(:func:`observatory_agent`; ``unknown`` is client-go's ``adjustCommit`` of an empty commit, as observatory is built
+from no Kubernetes commit), unless the caller names another (the lab's kube-scheduler, :mod:`observatory.embedded`).
+
 A server URL with ``user:password@`` authenticates as kubectl does (:mod:`observatory.kube.server_url`: those
 credentials, not the user's, in a ``Basic`` header).
 
@@ -31,8 +36,10 @@ import contextlib
 import json
 import logging
 import os
+import platform
 import re
 import ssl
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +50,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.config import ConfigException, load_incluster_config
 from kubernetes_asyncio.config.kube_config import KubeConfigLoader
 
+from observatory import __version__
 from observatory.kube.credentials import auth_kind, cluster_tls, kubeconfig_secrets, loaded_secrets, token_file_secrets
 from observatory.kube.exec_plugin import CredentialError, ExecPlugin
 from observatory.kube.kubeconfig import KubeconfigError, MergedKubeconfig, check_credential_sources, load_kubeconfig
@@ -50,6 +58,7 @@ from observatory.kube.proxy import ProxyError, choose_proxy, proxy_secrets, safe
 from observatory.kube.rawhttp import Unreachable, request, scrub
 from observatory.kube.server_url import split_userinfo, without_userinfo
 from observatory.kube.transport import safe_server
+from observatory.model.useragent import go_platform, user_agent
 
 __all__ = [
     "LAB_HINT",
@@ -59,6 +68,7 @@ __all__ = [
     "connect",
     "find_kubeconfig",
     "in_cluster",
+    "observatory_agent",
 ]
 
 # kubernetes-asyncio logs exec-plugin and merge failures itself; with no handler configured Python would print them
@@ -67,6 +77,13 @@ __all__ = [
 logging.getLogger("kubernetes_asyncio").addHandler(logging.NullHandler())
 
 LAB_HINT = "Run `observatory --lab` to use the embedded lab instead."
+
+
+def observatory_agent(suffix: str = "") -> str:
+    """observatory's ``User-Agent``: ``observatory/v0.1.0 (linux/amd64) kubernetes/unknown`` (plus ``/suffix``),
+    which :func:`observatory.model.audit.short_agent` reads as ``observatory``."""
+    goos, goarch = go_platform(sys.platform, platform.machine())
+    return user_agent("observatory", f"v{__version__}", "", goos=goos, goarch=goarch, suffix=suffix)
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 """Where Kubernetes mounts a pod's service account: ``token``, ``ca.crt`` and ``namespace`` (patched in tests)."""
 
@@ -154,7 +171,7 @@ def in_cluster() -> bool:
 
 
 async def connect(kubeconfig: str | None = None, context: str | None = None,
-                  namespace: str | None = None) -> Connection:
+                  namespace: str | None = None, *, agent: str | None = None) -> Connection:
     """Build a :class:`Connection` from the kubeconfig (see the module docstring) or the in-cluster configuration.
 
     ``context`` overrides the current-context; ``namespace`` overrides the context's namespace. Nothing is sent to
@@ -162,12 +179,13 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
     error goes to the terminal, as with kubectl). Raises :class:`ConnectError` for a missing file, unparsable YAML,
     an unknown or unset context (listing the contexts), a context whose cluster or user is not defined, a cluster
     without a server, unusable or unreadable certificate data or files, an unusable proxy setting, a failing exec
-    plugin (quoting its standard error), and no configuration at all.
+    plugin (quoting its standard error), and no configuration at all. ``agent`` is the ``User-Agent`` to send
+    (default :func:`observatory_agent`).
     """
     files = find_kubeconfig(kubeconfig)
     if files is None:
         if in_cluster():
-            return await _connect_in_cluster(namespace)
+            return await _connect_in_cluster(namespace, agent)
         env = os.environ.get("KUBECONFIG", "")
         looked = (f"none of the files KUBECONFIG names ({env}) exists" if env
                   else "KUBECONFIG is not set and ~/.kube/config does not exist")
@@ -228,7 +246,7 @@ async def connect(kubeconfig: str | None = None, context: str | None = None,
         _use_plugin(cfg, plugin)
     if url_authorization is not None:
         cfg.api_key, cfg.api_key_prefix, cfg.refresh_api_key_hook = {"BearerToken": url_authorization}, {}, None
-    api = _api_client(cfg, f'context "{name}" in the kubeconfig {where}')
+    api = _api_client(cfg, f'context "{name}" in the kubeconfig {where}', agent)
     ns = namespace or str(body.get("namespace") or "") or "default"
     user_body = user or {}
     secrets |= token_file_secrets(user_body, None) | loaded_secrets(cfg) | proxy_secrets(proxy)
@@ -322,7 +340,7 @@ def _private_file(data: bytes) -> str:
     return path
 
 
-async def _connect_in_cluster(namespace: str | None) -> Connection:
+async def _connect_in_cluster(namespace: str | None, agent: str | None) -> Connection:
     cfg = client.Configuration()
     try:
         load_incluster_config(client_configuration=cfg, token_filename=str(SERVICE_ACCOUNT_DIR / "token"),
@@ -331,7 +349,7 @@ async def _connect_in_cluster(namespace: str | None) -> Connection:
     except (ConfigException, OSError, ProxyError) as exc:
         raise ConnectError(f"The in-cluster configuration (service account in {SERVICE_ACCOUNT_DIR}) cannot be "
                            f"used: {exc}", "in-cluster") from None
-    api = _api_client(cfg, f"the in-cluster service account ({SERVICE_ACCOUNT_DIR})")
+    api = _api_client(cfg, f"the in-cluster service account ({SERVICE_ACCOUNT_DIR})", agent)
     ns = namespace
     if not ns:
         try:
@@ -344,7 +362,7 @@ async def _connect_in_cluster(namespace: str | None) -> Connection:
                       proxy=safe_proxy(cfg.proxy) if cfg.proxy else None)
 
 
-def _api_client(cfg: client.Configuration, what: str) -> client.ApiClient:
+def _api_client(cfg: client.Configuration, what: str, agent: str | None = None) -> client.ApiClient:
     """The ApiClient for ``cfg``; unusable CA or client certificate files become a ConnectError naming ``what``.
 
     The proxy is ``cfg.proxy`` alone (chosen with kubectl's rules): aiohttp's ``trust_env``, which kubernetes-asyncio
@@ -363,6 +381,7 @@ def _api_client(cfg: client.Configuration, what: str) -> client.ApiClient:
             raise ConnectError(f"The client certificate and key of {what} cannot be used: they are not PEM, or the "
                                "key does not belong to the certificate.", "bad-certificate") from None
     api = client.ApiClient(cfg)
+    api.user_agent = agent or observatory_agent()
     session = getattr(api.rest_client, "pool_manager", None)
     if session is not None and hasattr(session, "_trust_env"):
         session._trust_env = False

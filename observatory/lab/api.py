@@ -69,7 +69,9 @@ class LabContext:
     """The RBAC lab's users and rules (``LabSettings.rbac``); None: any authenticated request may do anything."""
     control_plane_token: str | None = None
     """The bearer token of the lab's own control-plane clients (its default-scheduler), which may do anything, as
-    ``system:kube-scheduler`` may do what the scheduler needs on a real cluster; None: the lab demands no token."""
+    ``system:kube-scheduler`` may do what the scheduler needs on a real cluster. Every started lab has one, also a
+    plain loopback lab that demands no token of anyone else (``token`` None); None only for a context built
+    without one."""
     auditor: LabAuditor | None = None
     """The lab's audit pipeline (:mod:`observatory.lab.audit`); None: requests are not audited."""
 

@@ -15,7 +15,7 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from observatory.lab import errors, gotypes, patch, priority, priorityclass, schema, strategicpatch, strategy
+from observatory.lab import errors, gotypes, gozero, patch, priority, priorityclass, schema, strategicpatch, strategy
 from observatory.lab.listing import (
     ListQuery,
     ListResult,
@@ -301,6 +301,8 @@ class Registry:
             raise exc.status_error() from None
         if not isinstance(patched, dict):
             raise errors.bad_request("patched object is not a JSON object")
+        if rt.name == "pods":
+            gozero.restore_pod_condition_times(patched)  # the typed decode's zero times (lab/gozero.py)
         if content_type == "application/strategic-merge-patch+json":
             patched.pop("apiVersion", None)  # the versioned object's TypeMeta is dropped converting to the hub
             patched.pop("kind", None)

@@ -130,7 +130,8 @@ class LabServer:
         self.ca_pem: bytes | None = None
         self.control_plane_token: str | None = None
         """The bearer token of the lab's own control-plane clients (see :class:`~observatory.lab.api.LabContext`),
-        set by :meth:`start` when the lab demands tokens."""
+        set by :meth:`start` on every lab, so the lab knows its scheduler's requests even when it demands no token of
+        anyone else."""
         self._audit_problem = ""
         try:
             self.auditor = auditor_from_settings(self.settings)
@@ -138,7 +139,7 @@ class LabServer:
             ``auditor.subscribe(listener)`` sees each event. Bad audit settings make :meth:`start` raise LabError."""
         except AuditConfigError as exc:
             self.auditor, self._audit_problem = LabAuditor(), str(exc)
-        self.simulations = Simulations(self.registry, self.settings)
+        self.simulations = Simulations(self.registry, self.settings, self.auditor)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.state: persistence.StateDatabase | None = None
@@ -240,7 +241,7 @@ class LabServer:
             ssl_context = tls.ssl_context()
             self.ca_pem = tls.ca_pem
             self.token = self.rbac.kubeconfig_user.token if self.rbac else security.generate_token()
-            self.control_plane_token = security.generate_token()
+        self.control_plane_token = security.generate_token()
         wildcard = self.host in ("0.0.0.0", "::")
         advertised = security.advertised_hosts(self.host)[0] if wildcard and not loopback else self.host
         scheme = "https" if ssl_context else "http"

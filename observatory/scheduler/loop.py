@@ -109,11 +109,12 @@ class Scheduler:
     """One scheduler instance for ``options.scheduler_name`` over ``api`` (a kubernetes-asyncio ApiClient),
     scheduling the pods of ``namespace`` (None: every namespace). ``log`` gets one sentence per happening that is
     not a decision (synced, leading, a watch in trouble, a write that failed). ``reflector_options`` are passed to
-    each :class:`~observatory.kube.reflector.Reflector`."""
+    each :class:`~observatory.kube.reflector.Reflector`. ``lease_api`` is the client the leader election uses
+    (default ``api``), as kube-scheduler's Lease has a client of its own (``resourcelock.NewFromKubeconfig``)."""
 
     def __init__(self, api: Any, options: SchedulerOptions, *, namespace: str | None = None,
                  log: Callable[[str], None] | None = None,
-                 reflector_options: Mapping[str, Any] | None = None) -> None:
+                 reflector_options: Mapping[str, Any] | None = None, lease_api: Any = None) -> None:
         options.validate()
         self.api = api
         self.options = options
@@ -134,7 +135,7 @@ class Scheduler:
         self.recorder = self.recorders[self.name]
         self.elector: LeaderElector | None = None
         if options.leader_elect:
-            self.elector = LeaderElector(api, options.lease_namespace, options.lease_name or self.name,
+            self.elector = LeaderElector(lease_api or api, options.lease_namespace, options.lease_name or self.name,
                                          self.identity, lease_duration=options.lease_duration,
                                          renew_deadline=options.renew_deadline, retry_period=options.retry_period,
                                          log=self.log)

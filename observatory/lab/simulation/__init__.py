@@ -2,7 +2,10 @@
 controller with the PVC/PV protection controllers, and kind's local-path provisioner.
 
 Each component is a client of the store (list-then-watch through :mod:`.informer`, writes through the registry),
-never reaching into its dicts, so it behaves towards the API exactly as its real counterpart does. The lab's
+never reaching into its dicts, so it behaves towards the API exactly as its real counterpart does. Each writes
+through its own client (:mod:`.client`), which audits its writes as its real counterpart's requests when the lab
+audits (``auditor``): the kubelets as their nodes, the controllers as kube-controller-manager's service accounts,
+the provisioner as kind's local-path-provisioner (:mod:`observatory.lab.audit.identity`). The lab's
 default-scheduler is not here: it is observatory's one scheduler, a client of the lab over HTTP
 (:mod:`observatory.embedded`).
 """
@@ -15,6 +18,7 @@ import logging
 import socket
 from typing import Any
 
+from observatory.lab.audit.types import Auditor
 from observatory.lab.registry import Registry
 from observatory.settings import LabSettings
 
@@ -22,14 +26,18 @@ log = logging.getLogger(__name__)
 
 
 class Simulations:
-    """Starts and stops the simulated components that ``settings`` turns on."""
+    """Starts and stops the simulated components that ``settings`` turns on; with an ``auditor`` their writes are
+    audited (None: nothing is, as in tests and benchmarks)."""
 
-    def __init__(self, registry: Registry, settings: LabSettings) -> None:
+    def __init__(self, registry: Registry, settings: LabSettings, auditor: Auditor | None = None) -> None:
         self.registry = registry
         self.settings = settings
+        self.auditor = auditor
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
+        from observatory.lab.audit import identity
+        from observatory.lab.simulation.client import Clients
         from observatory.lab.simulation.events import EventWriter
         from observatory.lab.simulation.kubelet import Kubelets
         from observatory.lab.simulation.nodelifecycle import NodeLifecycle
@@ -38,18 +46,21 @@ class Simulations:
         from observatory.lab.simulation.provisioner import LocalPathProvisioner
         from observatory.lab.simulation.pvcontroller import PersistentVolumeController
 
-        events = EventWriter(self.registry)
+        clients = Clients(self.registry, self.auditor)
+        events = EventWriter(self.registry, clients)
         components: list[Any] = []
         if self.settings.node_lifecycle:
-            components.append(NodeLifecycle(self.registry))
+            components.append(NodeLifecycle(clients.controller(identity.NODE_CONTROLLER)))
         if self.settings.kubelet:
-            components.append(Kubelets(self.registry, events, self.settings))
+            components.append(Kubelets(self.registry, events, self.settings, clients))
         if self.settings.podgc:
-            components.append(PodGC(self.registry, self.settings))
+            components.append(PodGC(clients.controller(identity.POD_GARBAGE_COLLECTOR), self.settings))
         if self.settings.pv_controller:
-            components.append(PersistentVolumeController(self.registry, self.settings))
-            components.append(LocalPathProvisioner(self.registry, self.settings))
-            components.append(Protection(self.registry))
+            components.append(PersistentVolumeController(clients.controller(identity.PERSISTENT_VOLUME_BINDER),
+                                                         self.settings))
+            components.append(LocalPathProvisioner(clients.local_path_provisioner(), self.settings))
+            components.append(Protection(clients.controller(identity.PVC_PROTECTION_CONTROLLER),
+                                         clients.controller(identity.PV_PROTECTION_CONTROLLER)))
         loop = asyncio.get_running_loop()
         for component in components:
             task = loop.create_task(component.run(), name=f"lab-{type(component).__name__}")

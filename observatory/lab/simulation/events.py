@@ -17,6 +17,7 @@ from typing import Any
 from observatory.lab import errors
 from observatory.lab.registry import Registry
 from observatory.lab.resources import CORE_V1
+from observatory.lab.simulation.client import Clients
 from observatory.lab.store import now_rfc3339
 
 
@@ -41,14 +42,17 @@ def involved(pod: dict[str, Any], field_path: str = "") -> dict[str, Any]:
 
 
 class EventWriter:
-    """Creates the kubelet's Events in the lab through its registry."""
+    """Creates the kubelet's Events in the lab through its registry, each as the kubelet of its node (``clients``;
+    without them, straight through the registry)."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, clients: Clients | None = None) -> None:
         self.registry = registry
+        self.clients = clients
 
-    def _create(self, namespace: str, event: dict[str, Any]) -> dict[str, Any] | None:
+    def _create(self, node: str, namespace: str, event: dict[str, Any]) -> dict[str, Any] | None:
+        client = self.registry if self.clients is None else self.clients.kubelet(node)
         try:
-            return self.registry.create(CORE_V1["events"], namespace, event)
+            return client.create(CORE_V1["events"], namespace, event)
         except errors.StatusError:
             return None  # e.g. the namespace is gone; a recorder drops the event, as client-go's does
 
@@ -72,4 +76,4 @@ class EventWriter:
             "reportingComponent": "kubelet",
             "reportingInstance": node,
         }
-        return self._create(namespace, event)
+        return self._create(node, namespace, event)

@@ -20,7 +20,10 @@ non-matching node selector or an untolerated NoExecute taint is rejected: a Warn
 
 A pod with ``deletionTimestamp`` is stopped (``Killing``: ``Stopping container NAME``) and removed after its grace
 period, capped by the lab settings. Nothing happens on a node that is not Ready, so pods there stay Pending or
-Terminating. Only one kubelet object runs for all nodes; it acts per node as each real kubelet would.
+Terminating. Only one kubelet object runs for all nodes; it acts per node as each real kubelet would, and writes
+as that node's kubelet (``system:node:NODE``, :meth:`~.client.Clients.kubelet`): pod status as the status manager's
+strategic merge PATCH of ``pods/NAME/status``, ``status.images`` as the node status PATCH, its Lease by PUT, the
+final delete with the pod's uid as precondition.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import asyncio
 import copy
 import functools
 import hashlib
+import json
 import logging
 import random
 from typing import Any
@@ -36,9 +40,12 @@ from typing import Any
 from observatory.lab import errors
 from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL, CORE_V1
+from observatory.lab.simulation.addresses import node_internal_ip, pod_ip
+from observatory.lab.simulation.client import STRATEGIC_MERGE, Clients
 from observatory.lab.simulation.events import EventWriter, micro_time
 from observatory.lab.simulation.images import image_ref, image_size, node_status_images, repo_digest
 from observatory.lab.simulation.informer import Informer
+from observatory.lab.simulation.statuspatch import node_status_patch, pod_status_patch
 from observatory.lab.store import now_rfc3339
 from observatory.scheduling import NodeInfo, PodInfo
 from observatory.scheduling.admission import admission_check
@@ -58,21 +65,6 @@ def node_ready(node: dict[str, Any] | None) -> bool:
     return False
 
 
-def node_internal_ip(node: dict[str, Any]) -> str:
-    for addr in (node.get("status") or {}).get("addresses") or []:
-        if addr.get("type") == "InternalIP":
-            return addr.get("address", "")
-    return ""
-
-
-def pod_ip(pod: dict[str, Any], node: dict[str, Any]) -> str:
-    """A stable address inside the node's podCIDR (``10.244.N.0/24`` style), derived from the pod's uid."""
-    cidr = (node.get("spec") or {}).get("podCIDR") or "10.244.0.0/24"
-    prefix = cidr.split("/")[0].rsplit(".", 1)[0]
-    digest = hashlib.sha256(pod["metadata"].get("uid", pod["metadata"]["name"]).encode()).digest()
-    return f"{prefix}.{2 + digest[0] % 250}"
-
-
 def _cond(type_: str, status: str, now: str, reason: str = "", message: str = "") -> dict[str, Any]:
     cond: dict[str, Any] = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now}
     if reason:
@@ -85,8 +77,11 @@ def _cond(type_: str, status: str, now: str, reason: str = "", message: str = ""
 class Kubelets:
     """The kubelets of every node in the lab, acting on pods bound to Ready nodes."""
 
-    def __init__(self, registry: Registry, events: EventWriter, settings: LabSettings) -> None:
+    def __init__(self, registry: Registry, events: EventWriter, settings: LabSettings,
+                 clients: Clients | None = None) -> None:
         self.registry = registry
+        self.clients = clients or Clients(registry)
+        """Each node's kubelet writes through its own client (:meth:`Clients.kubelet`)."""
         self.events = events
         self.settings = settings
         self.pods = Informer(registry.store, "pods", self._on_pod)
@@ -181,13 +176,19 @@ class Kubelets:
         return pod
 
     def _write_status(self, pod: dict[str, Any], status: dict[str, Any]) -> dict[str, Any] | None:
+        """The status manager's ``syncPod``: ``PatchPodStatus`` from the stored status to ``status``, a strategic
+        merge PATCH of ``pods/NAME/status`` carrying ``metadata.uid`` (:func:`.statuspatch.pod_status_patch`);
+        nothing is sent when nothing changes. ``pod`` is the pod as stored now."""
         meta = pod["metadata"]
+        patch = pod_status_patch(pod, status)
+        if patch is None:
+            return pod
+        client = self.clients.kubelet((pod.get("spec") or {}).get("nodeName") or "")
         try:
-            return self.registry.update_status(PODS, meta.get("namespace", ""), meta["name"],
-                                               {"metadata": {"resourceVersion": meta["resourceVersion"]},
-                                                "status": status})
+            return client.patch(PODS, meta.get("namespace", ""), meta["name"], STRATEGIC_MERGE,
+                                json.dumps(patch).encode(), subresource="status")
         except errors.StatusError:
-            return None  # changed meanwhile (deleted, rebound): the informer brings the next state
+            return None  # gone meanwhile (deleted, replaced by a pod of another uid): the informer brings the next
 
     async def _pause(self, share: float) -> None:
         """Wait ``share`` of ``kubelet_start_seconds`` (the shares of one pod's start add up to 1), +-20 %."""
@@ -306,8 +307,9 @@ class Kubelets:
         grace = pod["metadata"].get("deletionGracePeriodSeconds")
         grace = 30 if grace is None else grace
         await asyncio.sleep(min(float(grace), self.settings.termination_grace_cap))
-        try:
-            self.registry.delete(PODS, key[0], key[1], grace_period=0)
+        try:  # the status manager's final delete: grace period 0, the pod's uid as precondition
+            self.clients.kubelet(node_name).delete(PODS, key[0], key[1], grace_period=0,
+                                                   preconditions={"uid": pod["metadata"].get("uid", "")})
         except errors.StatusError:
             pass
 
@@ -329,9 +331,10 @@ class Kubelets:
             images = node_status_images(self._images.get(name, ()))
             if (node.get("status") or {}).get("images") == images:
                 continue
-            try:
-                self.registry.update_status(CORE_V1["nodes"], "", name,
-                                            {**node, "status": {**(node.get("status") or {}), "images": images}})
+            patch = node_status_patch(node, {**node, "status": {**(node.get("status") or {}), "images": images}})
+            try:  # the node status update's PatchNodeStatus (pkg/util/node)
+                self.clients.kubelet(name).patch(CORE_V1["nodes"], "", name, STRATEGIC_MERGE,
+                                                 json.dumps(patch).encode(), subresource="status")
             except errors.StatusError:
                 self._report_images(name)  # changed meanwhile: write again on the next tick
 
@@ -346,15 +349,16 @@ class Kubelets:
                     continue
                 spec = {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": micro_time()}
                 current = self.registry.store.get("leases", "kube-node-lease", name)
-                try:
+                client = self.clients.kubelet(name)
+                try:  # the node lease controller creates the Lease once, then PUTs it with its resourceVersion
                     if current is None:
                         owner = {"apiVersion": "v1", "kind": "Node", "name": name,
                                  "uid": node["metadata"].get("uid", "")}
-                        self.registry.create(leases, "kube-node-lease", {
+                        client.create(leases, "kube-node-lease", {
                             "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                             "metadata": {"name": name, "ownerReferences": [owner]}, "spec": spec})
                     else:
-                        self.registry.update(leases, "kube-node-lease", name, {**current, "spec": spec})
+                        client.update(leases, "kube-node-lease", name, {**current, "spec": spec})
                 except errors.StatusError:
                     pass
             await asyncio.sleep(self.settings.node_lease_renew_interval)

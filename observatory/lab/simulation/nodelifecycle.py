@@ -10,12 +10,14 @@ simulated.)
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from observatory.lab import errors
-from observatory.lab.registry import Registry
 from observatory.lab.resources import CORE_V1
+from observatory.lab.simulation.client import STRATEGIC_MERGE, Client
 from observatory.lab.simulation.informer import Informer
+from observatory.lab.simulation.statuspatch import node_taints_patch
 
 CONDITION_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
                     "node.kubernetes.io/unschedulable")
@@ -38,7 +40,7 @@ def wanted_taints(node: dict[str, Any]) -> set[str]:
 class NodeLifecycle:
     """Reconciles the condition taints of every node on each change."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Client) -> None:
         self.registry = registry
         self.nodes = Informer(registry.store, "nodes", self._on_node)
 
@@ -59,11 +61,9 @@ class NodeLifecycle:
             return
         kept = [t for t in taints if not (t.get("effect") == "NoSchedule" and t.get("key") in CONDITION_TAINTS)]
         kept += [{"key": key, "effect": "NoSchedule"} for key in sorted(want)]
-        new = copy.deepcopy(node)
-        new.setdefault("spec", {})["taints"] = kept
-        if not kept:
-            del new["spec"]["taints"]
-        try:
-            self.registry.update(CORE_V1["nodes"], "", node["metadata"]["name"], new)
+        patch = node_taints_patch(node, copy.deepcopy(kept))
+        try:  # PatchNodeTaints: a strategic merge PATCH of the node, its resourceVersion as precondition
+            self.registry.patch(CORE_V1["nodes"], "", node["metadata"]["name"], STRATEGIC_MERGE,
+                                json.dumps(patch).encode())
         except errors.StatusError:
             pass  # changed meanwhile: the next event reconciles again

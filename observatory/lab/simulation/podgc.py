@@ -4,6 +4,10 @@ kube-controller-manager's PodGC (``pkg/controller/podgc/gc_controller.go`` ``gcO
 (40 s upstream) to be sure the node is really gone, then marks the pod Failed with the condition
 ``DisruptionTarget``/True, reason ``DeletionByPodGC``, message ``PodGC: node no longer exists``, and force-deletes
 it. It records no Event (reference §1.3 point 9).
+
+It writes as kube-controller-manager's ``pod-garbage-collector`` service account. Upstream marks the pod Failed by
+server-side apply (``markFailedAndDeletePodWithCondition``: ``ApplyStatus`` with ``Force``), which the lab does not
+serve; the lab sends the same status as a PUT of ``pods/NAME/status``, then the ``DELETE`` with grace period 0.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ import functools
 from typing import Any
 
 from observatory.lab import errors
-from observatory.lab.registry import Registry
 from observatory.lab.resources import CORE_V1
+from observatory.lab.simulation.client import Client
 from observatory.lab.simulation.informer import Informer
 from observatory.lab.store import now_rfc3339
 from observatory.settings import LabSettings
@@ -27,7 +31,7 @@ DISRUPTION_CONDITION = {"type": "DisruptionTarget", "status": "True", "reason": 
 class PodGC:
     """Fails and deletes pods whose ``spec.nodeName`` names no Node, after the quarantine."""
 
-    def __init__(self, registry: Registry, settings: LabSettings) -> None:
+    def __init__(self, registry: Client, settings: LabSettings) -> None:
         self.registry = registry
         self.settings = settings
         self.pods = Informer(registry.store, "pods", self._on_pod)

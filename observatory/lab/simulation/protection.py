@@ -19,8 +19,8 @@ import logging
 from typing import Any
 
 from observatory.lab import errors
-from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
+from observatory.lab.simulation.client import Client
 from observatory.lab.simulation.informer import Informer
 from observatory.lab.volumes.strategy import PV_PROTECTION, PVC_PROTECTION
 
@@ -32,9 +32,11 @@ PVCS, PVS = ALL["persistentvolumeclaims"], ALL["persistentvolumes"]
 class Protection:
     """Both protection controllers, for the whole lab."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Client, pv_client: Client | None = None) -> None:
+        """``registry`` writes as the PVC protection controller, ``pv_client`` (default: the same) as the PV one."""
         store = registry.store
         self.registry = registry
+        self.pv_client = pv_client or registry
         self.claims = Informer(store, "persistentvolumeclaims", self._on_claim)
         self.volumes = Informer(store, "persistentvolumes", self._on_volume)
         self.pods = Informer(store, "pods", self._on_pod)
@@ -66,7 +68,8 @@ class Protection:
         new["metadata"]["finalizers"] = [f for f in new["metadata"].get("finalizers") or [] if f != finalizer]
         meta = new["metadata"]
         try:
-            self.registry.update(rt, meta.get("namespace", ""), meta["name"], new)
+            client = self.pv_client if rt is PVS else self.registry
+            client.update(rt, meta.get("namespace", ""), meta["name"], new)
         except errors.StatusError as exc:  # changed meanwhile: its next watch event brings it back here
             log.debug("protection: %s %s: %s", rt.name, meta["name"], exc.message)
 

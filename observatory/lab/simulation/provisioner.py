@@ -33,8 +33,8 @@ import uuid
 from typing import Any
 
 from observatory.lab import errors
-from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
+from observatory.lab.simulation.client import Client
 from observatory.lab.simulation.informer import Informer
 from observatory.lab.simulation.recorder import Recorder, reference
 from observatory.lab.strategy import _GENERATE_CHARS
@@ -58,7 +58,7 @@ def identity() -> str:
 class LocalPathProvisioner:
     """Provisions and deletes ``rancher.io/local-path`` volumes for the whole lab."""
 
-    def __init__(self, registry: Registry, settings: LabSettings) -> None:
+    def __init__(self, registry: Client, settings: LabSettings) -> None:
         store = registry.store
         self.registry = registry
         self.settings = settings

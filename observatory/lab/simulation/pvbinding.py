@@ -11,8 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
+from observatory.lab.simulation.client import Client
 from observatory.lab.simulation.informer import Informer
 from observatory.lab.simulation.recorder import Recorder, reference
 from observatory.lab.volumes import helpers as h
@@ -24,7 +24,7 @@ PVCS, PVS = ALL["persistentvolumeclaims"], ALL["persistentvolumes"]
 class Binder:
     """What the controller writes; subclasses decide when."""
 
-    def __init__(self, registry: Registry, recorder: Recorder, claims: Informer, volumes: Informer) -> None:
+    def __init__(self, registry: Client, recorder: Recorder, claims: Informer, volumes: Informer) -> None:
         self.registry = registry
         self.recorder = recorder
         self.claims = claims

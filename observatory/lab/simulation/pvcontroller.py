@@ -42,8 +42,8 @@ import re
 from typing import Any
 
 from observatory.lab import errors
-from observatory.lab.registry import Registry
 from observatory.lab.resources import ALL
+from observatory.lab.simulation.client import Client
 from observatory.lab.simulation.informer import Informer
 from observatory.lab.simulation.pvbinding import Binder, Key
 from observatory.lab.simulation.recorder import Recorder
@@ -68,7 +68,7 @@ NO_DELETER = 'error getting deleter volume plugin for volume "{}": no deletable 
 class PersistentVolumeController(Binder):
     """One controller for the whole lab; a single worker syncs queued claims and volumes in order."""
 
-    def __init__(self, registry: Registry, settings: LabSettings) -> None:
+    def __init__(self, registry: Client, settings: LabSettings) -> None:
         store = registry.store
         super().__init__(registry, Recorder(registry, COMPONENT),
                          Informer(store, "persistentvolumeclaims", self._on_claim),

@@ -17,8 +17,8 @@ import json
 from typing import Any
 
 from observatory.lab import errors
-from observatory.lab.registry import Registry
 from observatory.lab.resources import CORE_V1
+from observatory.lab.simulation.client import Client
 from observatory.lab.simulation.events import event_name
 from observatory.lab.store import now_rfc3339
 
@@ -39,7 +39,7 @@ def reference(obj: dict[str, Any], kind: str, api_version: str = "v1") -> dict[s
 class Recorder:
     """Records Events as ``component`` (``persistentvolume-controller``, a provisioner's identity...)."""
 
-    def __init__(self, registry: Registry, component: str) -> None:
+    def __init__(self, registry: Client, component: str) -> None:
         self.registry = registry
         self.component = component
         self._seen: dict[tuple[str, ...], tuple[str, str, int]] = {}
