@@ -135,8 +135,9 @@ def test_a_successful_preemption_in_upstreams_order_then_why_shows_it(lab: Lab, 
         == (NODE, "False", "Unschedulable", "0/1 nodes are available: 1 Insufficient cpu.")
     target = next(o for t, o in mine if condition(o, "DisruptionTarget"))
     assert {k: v for k, v in condition(target, "DisruptionTarget").items() if k != "lastTransitionTime"} == {
-        "type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+        "type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "lastProbeTime": None,
         "message": "default-scheduler: preempting to accommodate a higher priority pod"}
+    # lastProbeTime null: PodCondition's metav1.Time encodes its zero value as null despite omitempty
     assert "deletionTimestamp" not in target["metadata"]
     terminating = next(o for t, o in mine if "deletionTimestamp" in o["metadata"])
     deleted = next(o for t, o in mine if t == "DELETED")
