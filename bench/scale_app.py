@@ -181,7 +181,7 @@ async def _keys(app: Any, pilot: Any, probe: PaintProbe, n: int, timeout: float)
 
 
 async def _serve(conn: Connection, kubeconfig: str, pods: int, nodes: int, size: tuple[int, int], prefix: str,
-                 sync_timeout: float) -> None:
+                 sync_timeout: float, audit_log: str | None = None) -> None:
     t0 = time.monotonic()
     from observatory.kube.connect import check_reachable, connect
     from observatory.kube.source import ClusterSource
@@ -192,7 +192,14 @@ async def _serve(conn: Connection, kubeconfig: str, pods: int, nodes: int, size:
     settings = Settings()
     connection = await connect(kubeconfig, None, None)
     await check_reachable(connection)
-    source = ClusterSource(connection, namespace=None, lab=True)
+    audit = None
+    if audit_log is not None:  # as ``observatory --audit-log FILE`` follows it
+        from observatory.kube.audit_origin import audit_feed
+
+        audit = audit_feed(log=audit_log)
+        assert audit is not None
+        await audit.start()
+    source = ClusterSource(connection, namespace=None, lab=True, audit=audit)
     app = ObservatoryApp(source, refresh_interval=settings.ui.refresh_interval,
                          recent_seconds=settings.ui.recent_seconds, lease_interval=settings.ui.lease_interval)
     probe = PaintProbe(prefix)
@@ -223,7 +230,9 @@ async def _serve(conn: Connection, kubeconfig: str, pods: int, nodes: int, size:
                 recent = [d for s, d, _, _ in probe.repaints if s >= since]
                 result = {"cpu_s": time.process_time(), "frames": len(probe.frames), "repaint_s": recent,
                           "gc_full_s": [d for s, d in probe.gc_full if s >= since],
-                          "pods": len(app.main.state.pods), "events": len(app.main.state.events)}
+                          "pods": len(app.main.state.pods), "events": len(app.main.state.events),
+                          "audit_received": audit.received if audit else 0,
+                          "audit_malformed": audit.malformed if audit else 0}
             else:
                 result = None
             conn.send({"id": msg["id"], "ok": True, "result": result})
@@ -248,6 +257,8 @@ async def _serve(conn: Connection, kubeconfig: str, pods: int, nodes: int, size:
     finally:
         loop.remove_reader(conn.fileno())
         await source.close()
+        if audit is not None:
+            await audit.aclose()
         try:
             conn.send({"id": -1, "ok": True, "result": "stopped"})
         except OSError:
@@ -255,6 +266,7 @@ async def _serve(conn: Connection, kubeconfig: str, pods: int, nodes: int, size:
 
 
 def main(conn: Connection, kubeconfig: str, pods: int, nodes: int, size: tuple[int, int], prefix: str,
-         sync_timeout: float) -> None:
-    """Process entry point (``multiprocessing`` spawn target)."""
-    asyncio.run(_serve(conn, kubeconfig, pods, nodes, size, prefix, sync_timeout))
+         sync_timeout: float, audit_log: str | None = None) -> None:
+    """Process entry point (``multiprocessing`` spawn target). ``audit_log``: follow the lab's audit log as
+    ``observatory --audit-log FILE`` does (the audit variant)."""
+    asyncio.run(_serve(conn, kubeconfig, pods, nodes, size, prefix, sync_timeout, audit_log))

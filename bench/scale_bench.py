@@ -75,6 +75,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="run py-spy on observatory during the highest churn level of the first repetition and "
                         "write the raw profile here (needs the 'bench' extra)")
     p.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results", help="where scale.json/.md go")
+    p.add_argument("--audit", action="store_true",
+                   help="measure without and then with auditing (the lab writing --audit-log-path, observatory "
+                        "following it as --audit-log does) and write <out-dir>/scale_audit.json/.md instead")
     p.add_argument("--report", action="store_true",
                    help="measure nothing: write scale.md again from scale.json (and scale.notes.md) in --out-dir")
     args = p.parse_args(argv)
@@ -103,11 +106,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 class AppProcess:
     """observatory in its own process (:mod:`.scale_app`), asked questions over a pipe."""
 
-    def __init__(self, kubeconfig: Path, pods: int, nodes: int, sync_timeout: float) -> None:
+    def __init__(self, kubeconfig: Path, pods: int, nodes: int, sync_timeout: float,
+                 audit_log: Path | None = None) -> None:
         self._conn, child = SPAWN.Pipe()
         self.process = SPAWN.Process(target=scale_app.main, daemon=True,
                                      args=(child, str(kubeconfig), pods, nodes, SCREEN, f"{PROBE_NAMESPACE}/{PREFIX}",
-                                           sync_timeout))
+                                           sync_timeout, str(audit_log) if audit_log else None))
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {0: asyncio.get_running_loop().create_future()}
         self.process.start()
@@ -171,6 +175,7 @@ async def measure_level(args: argparse.Namespace, rate: int, rep: int, app: AppP
     if args.profile and rep == 0 and rate == max(args.churn):
         from bench.scale_profile import PySpy
         profiler = PySpy(app.pid, args.profile)
+    audit_before = (await app.ask("stats", since=time.monotonic()))["audit_received"] if args.audit else 0
     meter = CpuMeter(pids)
     meter.start()
     window = time.monotonic()
@@ -197,6 +202,7 @@ async def measure_level(args: argparse.Namespace, rate: int, rep: int, app: AppP
         profiler.stop()
     churned = await churn.pause() if rate and churn is not None else {"achieved_wps": 0.0}
     return {"rate": rate, "samples": samples, "keys": keys, "cpu_percent": cpu, "churn": churned,
+            "audit_read": stats["audit_received"] - audit_before, "audit_malformed": stats["audit_malformed"],
             "repaint_s": scale_report.stats(stats["repaint_s"]), "repaints": len(stats["repaint_s"]),
             "gc_full": len(stats["gc_full_s"]), "gc_full_max_s": max(stats["gc_full_s"], default=0.0)}
 
@@ -211,7 +217,7 @@ async def run_once(args: argparse.Namespace, lab: LabProcess, session: aiohttp.C
         for peer in peers.values():
             await peer.start()
         kubectl_list_s = await peers["pods"].listed(600)
-        app = AppProcess(lab.kubeconfig, total, lab.nodes, sync_timeout=900)
+        app = AppProcess(lab.kubeconfig, total, lab.nodes, sync_timeout=900, audit_log=lab.audit_log)
         await app.running(900)
         sync = await app.ask("sync")
         out: dict[str, Any] = {"kubectl_list_s": kubectl_list_s, "sync": sync,
@@ -287,7 +293,8 @@ def summarise_scale(nodes: int, pods: int, lab: LabProcess, runs: list[dict[str,
 
 async def run_scale(args: argparse.Namespace, nodes: int, pods: int, workdir: Path) -> dict[str, Any]:
     print(f"{pods:,} pods / {nodes:,} nodes: starting the lab ...", flush=True)
-    lab = await asyncio.get_running_loop().run_in_executor(None, LabProcess, nodes, pods, workdir)
+    audit_log = workdir / f"audit-{nodes}-{pods}.log" if getattr(args, "audit_variant", False) else None
+    lab = await asyncio.get_running_loop().run_in_executor(None, LabProcess, nodes, pods, workdir, audit_log)
     print(f"  lab ready in {lab.start_s:.1f} s at {lab.url}", flush=True)
     reflect = (nodes, pods) == args.reflect_scale
     churn: Churn | None = None
@@ -336,6 +343,10 @@ def main(argv: list[str] | None = None) -> int:
         print(md)
         return 0
     env = lab_report.environment(str(REPO))
+    if args.audit:
+        from bench.scale_audit import compare
+
+        return compare(args, env, run)
     started = time.monotonic()
     measured = asyncio.run(run(args))
     results = {

@@ -81,8 +81,11 @@ class LabProcess:
     """``observatory lab serve --scenario scale:nodes=N,pods=M`` in a subprocess; ``url``, ``kubeconfig``, ``pid``,
     ``start_s`` (process start until it printed its kubeconfig: generating and loading the scenario)."""
 
-    def __init__(self, nodes: int, pods: int, workdir: Path) -> None:
+    def __init__(self, nodes: int, pods: int, workdir: Path, audit_log: Path | None = None) -> None:
+        """``audit_log``: also ``--audit-log-path FILE`` (the lab's default audit policy: pod writes at
+        RequestResponse), for the audit variant of the benchmark."""
         self.nodes, self.pods = nodes, pods
+        self.audit_log = audit_log
         kubeconfig = workdir / f"lab-{nodes}-{pods}.kubeconfig"
         env = {**os.environ, "OBSERVATORY_LAB__PODGC": "false", "OBSERVATORY_LAB__NODE_LIFECYCLE": "false",
                "OBSERVATORY_LAB__HISTORY_SIZE": "100000", "PYTHONUNBUFFERED": "1"}
@@ -90,7 +93,8 @@ class LabProcess:
         t0 = time.monotonic()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "observatory", "lab", "serve", "--scenario", f"scale:nodes={nodes},pods={pods}",
-             "--no-scheduler", "--no-kubelet", "--kubeconfig-out", str(kubeconfig)],
+             "--no-scheduler", "--no-kubelet", "--kubeconfig-out", str(kubeconfig),
+             *(["--audit-log-path", str(audit_log)] if audit_log is not None else [])],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
         self.pid = self.proc.pid
         self.url = ""
