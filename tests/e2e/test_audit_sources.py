@@ -41,13 +41,12 @@ async def stop(lab: Lab) -> None:
     assert await asyncio.to_thread(lab.proc.wait, 10) == 0
 
 
-async def bindings(feed: AuditHub, count: int = 2) -> list[AuditEvent]:
-    """The finished Bindings of sched-lab/manual the feed delivers, until ``count`` arrived (a 60 s guard)."""
+async def bindings(feed: AuditHub, count: int = 2, target: str = "pods/manual/binding") -> list[AuditEvent]:
+    """The finished writes of ``target`` in sched-lab the feed delivers, until ``count`` arrived (a 60 s guard)."""
     found: list[AuditEvent] = []
     async with asyncio.timeout(60):
         async for update in feed.audit_stream():
-            found += [e for e in update.events
-                      if e.target == "pods/manual/binding" and e.namespace == "sched-lab" and e.complete]
+            found += [e for e in update.events if e.target == target and e.namespace == "sched-lab" and e.complete]
             if len(found) >= count:
                 return found
     raise AssertionError("unreachable")
@@ -86,7 +85,8 @@ async def test_a_lab_audit_log_followed_as_audit_log_follows_it_and_its_webhook_
 
 
 async def test_the_lab_observatory_started_is_read_in_process(tmp_path: Path, kubectl):
-    """``observatory --lab``'s default feed: the EmbeddedLab's auditor, no file and no HTTP in between."""
+    """``observatory --lab``'s default feed: the EmbeddedLab's auditor, no file and no HTTP in between; the
+    simulated kubelet's status patch after the Binding arrives too, as ``system:node:pair-worker``."""
     from types import SimpleNamespace
 
     from observatory.cli import start_audit
@@ -95,16 +95,21 @@ async def test_the_lab_observatory_started_is_read_in_process(tmp_path: Path, ku
     from observatory.settings import LabSettings
     from tests.conftest import API_ONLY
 
-    embedded = EmbeddedLab(LabSettings(**API_ONLY), scenario="pair", kubeconfig_path=tmp_path / "kubeconfig")
+    embedded = EmbeddedLab(LabSettings(**{**API_ONLY, "kubelet": True}), scenario="pair",
+                           kubeconfig_path=tmp_path / "kubeconfig")
     await embedded.start()
     try:
         feed = await start_audit(None, SimpleNamespace(lab=embedded))  # type: ignore[arg-type]
         assert isinstance(feed, InProcessAuditFeed) and feed.origin == "lab"
         waiting = asyncio.create_task(bindings(feed))
+        kubelet = asyncio.create_task(bindings(feed, 1, "pods/manual/status"))
         client = Lab(None, embedded.url, str(tmp_path / "kubeconfig"), tmp_path)  # type: ignore[arg-type]
         printed = await exercise_one(client)
-        found = await waiting
+        found, (status,) = await waiting, await kubelet
         await feed.aclose()
     finally:
         await embedded.stop()
     check(found, printed)
+    assert (status.verb, status.code, status.user, status.writer) == ("patch", 200, "system:node:pair-worker",
+                                                                      "kubelet pair-worker")
+    assert "system:nodes" in status.groups and status.resource_version
