@@ -125,6 +125,8 @@ class WriteStore:
         self._pod_of_id: dict[str, str] = {}  # auditID -> pod key
         self._count = 0
         self._seq = 0
+        self.version = 0
+        """Counts the changes to the writes kept: equal versions, equal contents."""
 
     def __len__(self) -> int:
         return self._count
@@ -148,6 +150,7 @@ class WriteStore:
                 return False  # an earlier stage arriving late: the later one is kept
             writes[event.audit_id] = Write(event, known, old.seq)
             self._pods.move_to_end(known)
+            self.version += 1
             return True
         pod = pod_of(event)
         if not pod:
@@ -158,6 +161,7 @@ class WriteStore:
         self._pod_of_id[event.audit_id] = pod
         self._seq += 1
         self._count += 1
+        self.version += 1
         if len(writes) > self.per_pod:
             self._drop_oldest(pod)
         while self._count > self.total:
@@ -235,48 +239,51 @@ def join_frames(frames: Sequence[TimelineFrame], writes: Sequence[Write]) -> lis
     """Each frame of one pod (oldest first) with its write among ``writes`` (that pod's, oldest first).
 
     Exact first: a successful write whose answer is the pod at the frame's resourceVersion
-    (:attr:`AuditEvent.resource_version`). Then, for each other frame in order, by object and order: among the
-    successful writes after the previous frame's write and before the next exactly joined frame's, not joined
+    (:attr:`AuditEvent.resource_version`). Then by object and order, from the newest frame back: among the
+    successful writes after the previous exactly joined frame's write and before the next frame's write, not joined
     already, that fit the frame's change, the last one the API server received before the frame arrived (a write
-    that made no frame of its own, such as a condition-only status patch, comes earlier and is passed over); when
-    either time is unknown, the first of them. None fits: ``none``.
+    that made no frame of its own, such as a condition-only status patch, comes earlier and is passed over; a frame
+    listed when the screen started gets the last write before it, the one that left the pod as listed); when a time
+    is unknown, the last of them. None fits: ``none``.
     """
     candidates = [w for w in writes if w.ok]
     position = {w.event.audit_id: i for i, w in enumerate(candidates)}
     by_rv: dict[str, Write] = {}
-    for w in candidates:
-        rv = w.event.resource_version
+    for candidate in candidates:
+        rv = candidate.event.resource_version
         if rv:
-            by_rv.setdefault(rv, w)
-    exact: list[Write | None] = [by_rv.get(f.resource_version) if f.resource_version else None for f in frames]
-    used = {w.event.audit_id for w in exact if w is not None}
-    out: list[FrameWrite] = []
-    floor = -1  # position of the last joined write
-    for i, frame in enumerate(frames):
-        hit = exact[i]
+            by_rv.setdefault(rv, candidate)
+    joined: list[Write | None] = [by_rv.get(f.resource_version) if f.resource_version else None for f in frames]
+    exact = [w is not None for w in joined]
+    used = {w.event.audit_id for w in joined if w is not None}
+    floors: list[int] = []  # per frame: position of the write of the last exactly joined frame before it
+    floor = -1
+    for found in joined:
+        floors.append(floor)
+        if found is not None:
+            floor = max(floor, position[found.event.audit_id])
+    ceiling = len(candidates)  # position of the write of the frame after this one
+    for i in range(len(frames) - 1, -1, -1):
+        hit = joined[i]
         if hit is not None:
-            floor = max(floor, position[hit.event.audit_id])
-            out.append(FrameWrite(frame, hit, "exact"))
+            ceiling = min(ceiling, position[hit.event.audit_id])
             continue
-        ceiling = next((position[w.event.audit_id] for w in exact[i + 1:] if w is not None), len(candidates))
-        window = [w for w in candidates[floor + 1:ceiling] if w.event.audit_id not in used and _fits(frame, w.event)]
-        chosen = _by_time(frame, window)
-        if chosen is None:
-            out.append(FrameWrite(frame, None, "none"))
-            continue
-        used.add(chosen.event.audit_id)
-        floor = position[chosen.event.audit_id]
-        out.append(FrameWrite(frame, chosen, "order"))
-    return out
+        window = [w for w in candidates[floors[i] + 1:ceiling] if w.event.audit_id not in used
+                  and _fits(frames[i], w.event)]
+        chosen = _by_time(frames[i], window)
+        if chosen is not None:
+            joined[i] = chosen
+            used.add(chosen.event.audit_id)
+            ceiling = position[chosen.event.audit_id]
+    return [FrameWrite(f, w, "none" if w is None else "exact" if exact[i] else "order")
+            for i, (f, w) in enumerate(zip(frames, joined, strict=True))]
 
 
 def _by_time(frame: TimelineFrame, window: list[Write]) -> Write | None:
-    if not window:
-        return None
-    timed = [w for w in window if w.at is not None]
-    if len(timed) < len(window):
-        return window[0]
-    before = [w for w in timed if w.at is not None and w.at <= frame.at]
+    """The last write of ``window`` received before ``frame`` arrived; the last of all when a time is unknown."""
+    if any(w.at is None for w in window):
+        return window[-1] if window else None
+    before = [w for w in window if w.at is not None and w.at <= frame.at]
     return before[-1] if before else None
 
 

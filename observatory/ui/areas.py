@@ -1,5 +1,6 @@
 """What changed since the last repaint, as flags: the areas :meth:`ClusterState.apply
-<observatory.model.state.ClusterState.apply>` names, and ``WHY`` (the selection or kube-scheduler's Lease)."""
+<observatory.model.state.ClusterState.apply>` names, ``WHY`` (the selection or kube-scheduler's Lease) and
+``WRITES`` (the audit feed's writes)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ class Area(enum.Flag):
     TIMELINE = enum.auto()
     PENDING = enum.auto()
     WHY = enum.auto()
+    WRITES = enum.auto()
+    """The audit feed brought writes (observatory/ui/writes.py)."""
 
     @classmethod
     def of(cls, names: Iterable[str]) -> Area:

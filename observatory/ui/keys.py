@@ -31,6 +31,8 @@ MAIN_BINDINGS: list[Binding] = [
 EXTRA_KEYS = [Binding("up,down,pageup,pagedown,home,end", "", "move in the focused pane"),
               Binding("left,right", "", "in a table cut with …: scroll its columns sideways"),
               Binding("enter", "", "in a chooser: pick the highlighted entry"),
+              Binding("p", "", "in the writes pane (with an audit feed): every pod's writes / the selected pod's"),
+              Binding("v", "", "in the writes pane: mark a write; on another, the two side by side"),
               Binding("y,n", "", "in a warning: send the Binding anyway / don't"),
               Binding("ctrl+p", "", "command palette: maximize the focused pane, change theme, "
                                     "toggle the key-cast overlay, quit")]

@@ -6,17 +6,17 @@ costs a few repaints); panes and modals post messages up (:class:`~observatory.u
 bind runs in a worker that comes back as :class:`~observatory.ui.binding.BindingResponded`. The features are
 controllers with typed hosts (:mod:`observatory.ui.scope`, :mod:`.permissions <observatory.ui.permissions>`,
 :mod:`.why <observatory.ui.why>`, :mod:`.scheduler <observatory.ui.scheduler>`, :mod:`.lesson <observatory.ui.lesson>`,
-:mod:`.teaching <observatory.ui.teaching>`); this screen is each one's host.
+:mod:`.teaching <observatory.ui.teaching>`, :mod:`.writes <observatory.ui.writes>`); this screen is each one's host.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -49,9 +49,11 @@ from observatory.ui.screens.help import HelpScreen
 from observatory.ui.screens.raw_message import RawMessageScreen
 from observatory.ui.teaching import TeachingController
 from observatory.ui.why import WhyController
+from observatory.ui.widgets.exchange_pane import ExchangePane
 from observatory.ui.widgets.keycast import KeyCastBar
 from observatory.ui.widgets.pending_pods import PendingPodsPane, with_selected_row
 from observatory.ui.widgets.permissions_banner import PermissionsBanner
+from observatory.ui.writes import WritesController
 
 if TYPE_CHECKING:
     from observatory.ui.replay_keys import ReplayKeys
@@ -104,6 +106,7 @@ class MainScreen(Screen[None]):
         self.why = WhyController(self, lease_interval=lease_interval)
         self.scheduler = SchedulerController(self, refresh_interval=refresh_interval)
         self.teaching = TeachingController(self, screenshot_dir=screenshot_dir)
+        self.writes = WritesController(self)
         run = make_lesson_run(lesson, source)
         self.lesson = LessonController(self, run, self.teaching) if run is not None else None
 
@@ -139,6 +142,7 @@ class MainScreen(Screen[None]):
         self.panes.filter.display = False
         self.panes.pending.focus()
         self.start_streams()
+        self.writes.start()
         self.set_interval(self.refresh_interval, self.flush)
         self.set_interval(self.refresh_interval, self.teaching.settle_binds)
         self.flush()
@@ -242,8 +246,7 @@ class MainScreen(Screen[None]):
         if dirty & (Area.EVENTS | Area.PODS):
             p.events.show(state.events_for(self.selected),
                           f"Events: {self.selected}" if self.selected else "Events of pending pods")
-        if dirty & (Area.PODS | Area.TIMELINE):
-            p.timeline.show(self.selected, state.timeline(self.selected) if self.selected else [])
+        self.writes.show(dirty)  # the timeline, and the writes pane with an audit feed
         self.why.show(dirty, now)
         if self.lesson is not None and p.lesson is not None:
             p.lesson.show(self.lesson.update(dirty, now))
@@ -313,6 +316,13 @@ class MainScreen(Screen[None]):
         await self.why.read_lease()
         self._dirty |= Area.WHY
 
+    def follow_audit(self, follow: Coroutine[Any, Any, None]) -> None:
+        self.run_worker(follow, group="audit", exclusive=True, exit_on_error=False)
+
+    def writes_changed(self) -> None:
+        self._dirty |= Area.WRITES
+        self.paced()
+
     def run_scheduler_worker(self, run: SchedulerRun) -> None:
         self.run_worker(self.scheduler.run(run), group="scheduler", exclusive=True, exit_on_error=False)
 
@@ -354,6 +364,9 @@ class MainScreen(Screen[None]):
         self.selected = message.exchange.pod  # the selection stays on the pod and follows it to its node
         self.panes.pending.select(message.exchange.pod)
         self.teaching.record(message)
+
+    def on_exchange_pane_compare_requested(self, message: ExchangePane.CompareRequested) -> None:
+        self.writes.compare(message)
 
     # -- the other keys --------------------------------------------------------------------------------------------
 

@@ -335,8 +335,7 @@ class SchedulerController:
         exchanges = [d.exchange for d in new if d.exchange is not None][-KEPT_EXCHANGES:]
         pane, blocks = self.host.panes.exchange, self._exchange_blocks
         for exchange in exchanges:
-            pane.add(exchange, self.host.source.commands_context().commands(exchange))
-            blocks.append(pane.children[-1])
+            blocks.append(pane.add(exchange, self.host.source.commands_context().commands(exchange)))
         while len(blocks) > KEPT_EXCHANGES:
             blocks.popleft().remove()
 

@@ -3,6 +3,7 @@ belong to their pod, bounded memory) and the join of timeline frames to writes."
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -214,3 +215,22 @@ def test_two_bindings_differ_in_who_sent_them_not_in_their_post_or_body_shape() 
     assert differences(scheduler, student) == {"user", "user_agent", "source_ips"}
     conflict = event("c", subresource="binding", code=409, request={"kind": "Binding", "extra": [1]})
     assert differences(student, conflict) == {"code", "body"}
+
+
+def test_by_order_the_newest_frame_takes_the_newest_write_and_a_listed_frame_before_it_none() -> None:
+    """Frames arriving at the same instant (a frozen clock, a burst): the Binding made the frame after the list, not
+    the listed one."""
+    store = WriteStore()
+    store.add(event("bind", subresource="binding", at=T0))
+    joined = join_frames([frame("100", "RELISTED", T0 + timedelta(seconds=1)),
+                          frame("101", at=T0 + timedelta(seconds=1))], store.for_pod("sched-lab/manual"))
+    assert [(j.write.event.audit_id if j.write else None, j.how) for j in joined] == [(None, "none"),
+                                                                                      ("bind", "order")]
+
+
+def test_a_write_of_unknown_time_joins_by_order_alone() -> None:
+    store = WriteStore()
+    raw = event("bind", subresource="binding")
+    store.add(dataclasses.replace(raw, received=None, stage_at=None))
+    joined = join_frames([frame("101", at=T0 - timedelta(days=1))], store.for_pod("sched-lab/manual"))
+    assert joined[0].how == "order"

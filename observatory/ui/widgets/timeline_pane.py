@@ -1,10 +1,13 @@
-"""The selected pod's ``spec.nodeName`` timeline: each watch frame that changed its node, phase or state."""
+"""The selected pod's ``spec.nodeName`` timeline: each watch frame that changed its node, phase or state, and, with an
+audit feed, the write that made it: ``RV 22 ← POST pods/manual/binding · kubectl · 201``, the same with ``(matched by
+order)`` when the write's answer did not carry the frame's resourceVersion, or ``no write seen``."""
 
 from __future__ import annotations
 
 from rich.text import Text
 
 from observatory.model.records import TimelineFrame
+from observatory.model.writes import FrameWrite
 from observatory.ui.text import cell, clock_time
 from observatory.ui.widgets.row_list import RowList
 
@@ -18,17 +21,22 @@ class TimelinePane(RowList):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__([(column, column) for column in _COLUMNS], id=id, cursor=False)
-        self._shown: tuple[str | None, list[TimelineFrame]] | None = None
+        self._shown: tuple[str | None, list[TimelineFrame], list[str] | None] | None = None
 
-    def show(self, pod_key: str | None, frames: list[TimelineFrame]) -> None:
-        if self._shown == (pod_key, frames):
+    def show(self, pod_key: str | None, frames: list[TimelineFrame], writes: list[FrameWrite] | None = None) -> None:
+        """The frames of ``pod_key``, oldest first; ``writes`` (one per frame, :func:`~observatory.model.writes.
+        join_frames`) names each frame's write after its resourceVersion, None: no audit feed, no writer shown."""
+        labels = [w.label for w in writes] if writes is not None else None
+        if self._shown == (pod_key, frames, labels):
             return
-        self._shown = (pod_key, list(frames))
+        self._shown = (pod_key, list(frames), labels)
         self.border_title = f"nodeName timeline: {pod_key}" if pod_key else "nodeName timeline (select a pod)"
         wanted = {}
         for i, frame in enumerate(frames):
             node = Text(frame.node_name, style="bold green") if frame.node_name else Text("<empty>", style="dim")
-            wanted[str(i)] = (clock_time(frame.at), cell(frame.resource_version), frame.change, node,
-                              cell(frame.phase), cell(frame.status))
+            rv = cell(frame.resource_version)
+            if labels is not None and i < len(labels):
+                rv.append(f" {labels[i]}", style="dim" if writes is not None and writes[i].how != "exact" else "")
+            wanted[str(i)] = (clock_time(frame.at), rv, frame.change, node, cell(frame.phase), cell(frame.status))
         self.set_rows(wanted)
         self.scroll_rows(len(frames))  # the newest frame in view
