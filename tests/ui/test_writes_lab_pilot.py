@@ -82,3 +82,26 @@ async def test_exercise_1s_kubectl_bindings_and_the_kubelets_writes_with_their_w
         frames = timeline(app)
         bind = next(i for i, rv in enumerate(frames) if "← POST pods/manual/binding · kubectl · 201" in rv)
         assert any("PATCH pods/manual/status · kubelet pair-worker · 200" in rv for rv in frames[bind + 1:])
+
+
+async def test_observatorys_own_binding_is_joined_to_its_audit_event_by_audit_id(audited_app) -> None:
+    """The lab answers with the request's ``Audit-Id``: the Binding sent with ``b`` is one line, observatory's,
+    shown with its raw exchange."""
+    app = audited_app
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: MANUAL in app.query_one("#pending").rows)
+        app.query_one("#pending").select(MANUAL)
+        await until(pilot, lambda: app.main.selected == MANUAL)
+        await pilot.press("b", *"worker", "enter")
+        await until(pilot, lambda: len(app.main.exchanges) == 1)
+        exchange = app.main.exchanges[0]
+        audit_id = dict((k.lower(), v) for k, v in exchange.response_headers)["audit-id"]
+        await until(pilot, lambda: app.main.writes.store.get(audit_id) is not None, "the Binding's audit event")
+        await until(pilot, lambda: [line[1:4] for line in lines(app) if line[2] == "POST binding"]
+                    == [["observatory", "POST binding", "201 Created"]], "one line for the Binding")
+        pane = app.query_one(ExchangePane)
+        rows = app.query_one("#writes-list")
+        key = next(k for k in rows.row_keys if rows.get_cell(k, "write").plain == "POST binding")
+        rows.select(key)  # the kubelet's later writes took the cursor along
+        await until(pilot, lambda: pane.query_one(".exchange").display, "its raw exchange shown for its line")
+        assert app.main.writes.store.get(audit_id).event.writer == "observatory"
