@@ -203,3 +203,18 @@ async def test_without_an_audit_feed_the_pane_is_observatorys_exchanges_and_says
         assert pane.border_title == "HTTP exchange: HTTP/1.1 201 Created"
         assert len(pane.query(".exchange")) == 1 and pane.query_one(".exchange").display
         assert not pane.check_action("toggle_every_pod", ()) and not pane.check_action("compare", ())
+
+
+async def test_an_exchange_whose_block_was_removed_leaves_the_lines() -> None:
+    """The in-process scheduler removes its oldest exchange blocks; their lines go with them."""
+    source = AuditedSource()
+    app = make(source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await select_manual(pilot)
+        await pilot.press("b", *"worker", "enter")
+        await until_painted(pilot, lambda: len(lines(app)) == 1)
+        pane = app.query_one(ExchangePane)
+        await pane.query_one(".exchange").remove()
+        source.kubectl_bind()  # a change repaints the lines
+        await until_painted(pilot, lambda: [line.split("  ")[1] for line in lines(app)] == ["observatory", "kubectl"]
+                            and pane.own == [])

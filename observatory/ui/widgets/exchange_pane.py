@@ -152,6 +152,7 @@ class ExchangePane(Vertical):
         super().__init__(id=id)
         self._hint = EMPTY_HINT
         self.own: list[OwnExchange] = []
+        self._sent = 0
         self._blocks: dict[str, tuple[Widget, Widget, Widget]] = {}  # key -> (block, request, response)
         self.feed: str | None = None
         """The audit feed's origin (``lab``, ``log PATH``) once :meth:`show_writes` was called; None: no feed."""
@@ -197,7 +198,8 @@ class ExchangePane(Vertical):
         request = Static(render_request(exchange), classes="exchange-request")
         response = Static(render_response(exchange, commands), classes="exchange-response")
         block = Vertical(request, response, classes="exchange")
-        key = f"x{len(self.own)}"
+        key = f"x{self._sent}"
+        self._sent += 1
         self.own.append(OwnExchange(key, exchange, commands))
         self._blocks[key] = (block, request, response)
         detail = self.query_one("#exchange-detail", VerticalScroll)
@@ -242,6 +244,7 @@ class ExchangePane(Vertical):
             return
         store, pod, namespace = self._view
         shown_pod = None if self.every_pod else pod
+        self._forget_removed()
         inputs = (store.version, store.malformed, shown_pod, namespace, len(self.own), self.marked)
         if inputs == self._painted and not follow:
             return
@@ -260,6 +263,14 @@ class ExchangePane(Vertical):
         for empty in self.query("#exchange-empty").results(Static):
             empty.display = not lines
         self._show_entry(rows.cursor_key)
+
+    def _forget_removed(self) -> None:
+        """Drop the exchanges whose block was removed (the in-process scheduler keeps only its newest ones)."""
+        gone = {key for key, (block, _, _) in self._blocks.items() if block.parent is None}
+        if gone:
+            self.own = [mine for mine in self.own if mine.key not in gone]
+            for key in gone:
+                del self._blocks[key]
 
     def _note(self, store: WriteStore) -> None:
         note = Text()
