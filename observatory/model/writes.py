@@ -33,8 +33,8 @@ from .exchange import BindingExchange
 from .records import TimelineFrame
 from .source import AuditUpdate
 
-__all__ = ["COMPARED", "METHODS", "NO_WRITE_SEEN", "FrameWrite", "Join", "Write", "WriteStore", "audit_id_of",
-           "body_shape", "differences", "join_frames", "pod_of"]
+__all__ = ["COMPARED", "MATCHED_BY_ORDER", "METHODS", "NO_WRITE_SEEN", "FrameWrite", "Join", "Write", "WriteStore",
+           "audit_id_of", "body_shape", "differences", "join_frames", "pod_of"]
 
 METHODS = {"create": "POST", "update": "PUT", "patch": "PATCH", "delete": "DELETE", "deletecollection": "DELETE"}
 """The HTTP method of each write verb (apiserver ``RequestInfo.Verb`` from the method: POST is ``create``, PUT

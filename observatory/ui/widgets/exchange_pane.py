@@ -117,6 +117,16 @@ NO_FEED_HINT = "Others' writes: --audit-log or --audit-webhook-listen"
 ADDR`` receives its ``--audit-webhook-config-file`` batches. 53 columns: one line in the pane at 120x40."""
 
 
+def _is_binding(entry: Entry) -> bool:
+    """Whether the line is a Binding: one of observatory's own, or a ``pods/NAME/binding`` or ``bindings``
+    create."""
+    if entry.own is not None:
+        return True
+    event = entry.write.event if entry.write is not None else None
+    return event is not None and event.verb == "create" and (
+        event.subresource == "binding" or event.resource == "bindings")
+
+
 class WritesList(RowList):
     """The writes, one line each (:data:`~observatory.ui.widgets.write_lines.COLUMNS`), newest at the bottom."""
 
@@ -165,6 +175,7 @@ class ExchangePane(Vertical):
         self._entries: dict[str, Entry] = {}
         self._painted: tuple[object, ...] | None = None  # what the lines were made of: no change, no work
         self._shown: str | None = None  # the key whose request and response are shown
+        self._followed: str | None = None  # the line the pane last put the cursor on
 
     def compose(self) -> ComposeResult:
         note = Static(Text(NO_FEED_HINT, style="dim"), id="writes-note")
@@ -230,7 +241,9 @@ class ExchangePane(Vertical):
 
     def show_writes(self, store: WriteStore, pod: str | None, namespace: str | None, origin: str) -> None:
         """The writes of ``pod`` (or, after ``p``, of every pod of ``namespace``, None: all) kept in ``store``, from
-        the audit feed ``origin``; the cursor follows the newest line while it is on the last one."""
+        the audit feed ``origin``. While the cursor is where the pane last put it, it follows the newest Binding
+        (the newest line when there is none): the answer to a Binding stays in view as the kubelet's writes that
+        follow it arrive."""
         first = self.feed is None
         self.feed = origin
         self._view = (store, pod, namespace)
@@ -251,12 +264,14 @@ class ExchangePane(Vertical):
         self._painted = inputs
         writes = store.for_pod(shown_pod) if shown_pod is not None else store.in_scope(namespace)
         rows = self.query_one(WritesList)
-        at_end = rows.row_count == 0 or rows.cursor_row >= rows.row_count - 1
+        following = rows.row_count == 0 or rows.cursor_key == self._followed
         lines = entries(writes, self.own, shown_pod, namespace)
         self._entries = {entry.key: entry for entry in lines}
         rows.set_rows({entry.key: entry_cells(entry, shown_pod is not None) for entry in lines})
-        if (follow or at_end) and lines:
-            rows.move_cursor(len(lines) - 1)
+        if (follow or following) and lines:
+            target = next((entry for entry in reversed(lines) if _is_binding(entry)), lines[-1])
+            self._followed = target.key
+            rows.select(target.key)
         where = shown_pod or (f"every pod in {namespace}" if namespace else "every pod")
         self.border_title = f"Writes: {where}"
         self._note(store)
