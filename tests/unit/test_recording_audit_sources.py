@@ -14,6 +14,8 @@ from observatory.model.audit import parse_event
 from observatory.model.deltas import Relisted, Upserted
 from observatory.model.recording import AuditEntry, DeltaEntry, read_recording
 from observatory.model.source import AuditUpdate, Capabilities
+from observatory.model.state import ClusterState
+from observatory.model.writes import WriteStore, join_frames
 from observatory.recorder import RecordingSource
 from observatory.replay import ReplaySource, load_recording
 
@@ -166,3 +168,61 @@ async def test_a_known_token_in_a_request_body_is_redacted_and_the_line_still_re
     assert json.loads(text.splitlines()[1])["events"][0]["kind"] == "Event"
     assert isinstance(read_recording(text.splitlines()).entries[0], AuditEntry)
     assert not any(isinstance(e, DeltaEntry) for e in read_recording(text.splitlines()).entries)
+
+
+class StepClock:
+    """A clock that moves one second each time it is read, remembering the last reading."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now, self.last = start, start
+
+    def __call__(self) -> datetime:
+        self.last = self.now
+        self.now += timedelta(seconds=1)
+        return self.last
+
+
+def manual(rv: str, node: str = "", phase: str = "Pending") -> dict:
+    obj = ev.pod(rv, node, phase)
+    obj["metadata"]["uid"] = "00000000-0000-4000-8000-000000000001"
+    return obj
+
+
+async def test_a_replay_gives_the_screen_the_same_writes_and_frame_labels_as_live(tmp_path):
+    key = "sched-lab/manual"
+    pods = [Relisted("pods", [manual("17")], "17"), Upserted("pods", manual("22", "pair-worker"), "MODIFIED"),
+            Upserted("pods", manual("28", "pair-worker", "Running"), "MODIFIED")]
+    audit = [AuditUpdate((parse_event(e),)) for e in (ev.bind_201(), ev.status_patch(), ev.bind_409())]
+    clock = StepClock(datetime(2026, 12, 2, 4, 0, 9, tzinfo=UTC))
+    path = tmp_path / "r.jsonl"
+    recorder = RecordingSource(AuditedSource({"pods": pods}, audit), path, clock=clock)
+    live_state, live_store = ClusterState(lambda: clock.last), WriteStore()  # the screen's, on the recorder's clock
+    stream, feed = recorder.stream("pods"), recorder.capabilities().audit.audit_stream()
+    for _ in range(3):  # the watch and the audit feed interleave: a frame, then the write that made the next one
+        live_state.apply(await anext(stream))
+        live_store.apply(await anext(feed))
+    await recorder.close()
+    live = [f.label for f in join_frames(live_state.timeline(key), live_store.for_pod(key))]
+    assert live == ["no write seen", "← POST pods/manual/binding · kubectl · 201 (matched by order)",
+                    "← PATCH pods/manual/status · kubelet pair-worker · 200"]
+
+    replay = ReplaySource(load_recording(path), speed=math.inf)
+    state, store = ClusterState(replay.clock), WriteStore()
+    seen = asyncio.Event()
+
+    async def read(iterator, apply) -> None:
+        async for item in iterator:
+            apply(item)
+            if len(state.timeline(key)) == 3 and len(store.for_pod(key)) == 3:
+                seen.set()
+
+    tasks = [asyncio.create_task(read(replay.stream("pods"), state.apply)),
+             asyncio.create_task(read(replay.capabilities().audit.audit_stream(), store.apply))]
+    await asyncio.wait_for(seen.wait(), 5)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await replay.close()
+    assert [w.event for w in store.for_pod(key)] == [w.event for w in live_store.for_pod(key)]
+    assert state.timeline(key) == live_state.timeline(key)
+    assert [f.label for f in join_frames(state.timeline(key), store.for_pod(key))] == live
