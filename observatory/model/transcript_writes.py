@@ -69,10 +69,11 @@ def is_binding(event: AuditEvent) -> bool:
 
 
 def write_message(event: AuditEvent) -> str:
-    """The answer's message: ``responseStatus.message`` when the event has it, else the message of a Status
-    ``responseObject`` (kube-apiserver's audit copies only a Status answer's ``status``, ``reason`` and ``code`` into
-    ``responseStatus``: ``staging/src/k8s.io/apiserver/pkg/audit/request.go``, ``LogResponseObject``; the message of a
-    409 is in the response body, at ``RequestResponse`` level); "" when neither."""
+    """The answer's message: ``responseStatus.message`` when the event has it (kube-apiserver copies a Status
+    answer's ``status``, ``message``, ``reason``, ``details`` and ``code`` there:
+    ``staging/src/k8s.io/apiserver/pkg/audit/context.go``, ``AuditContext.LogResponseObject``), else the message of a
+    Status ``responseObject`` (older API servers copied only ``status``, ``reason`` and ``code``,
+    ``pkg/audit/request.go``); "" when neither."""
     if event.message:
         return event.message
     body = mapping(event.response_object)

@@ -1,8 +1,9 @@
 """audit.k8s.io/v1 Events of exercise 1 as kube-apiserver writes them at RequestResponse level: kubectl's Binding
 of sched-lab/manual (201), the kubelet's status patch, kubectl's second Binding (409), and a Secret created with its
-data. Shapes from upstream's ``staging/src/k8s.io/apiserver/pkg/apis/audit/v1/types.go``; ``responseStatus`` holds
-only ``status``, ``reason`` and ``code`` of a Status answer, the message is in ``responseObject``
-(``staging/src/k8s.io/apiserver/pkg/audit/request.go``, ``LogResponseObject``)."""
+data. Shapes from upstream's ``staging/src/k8s.io/apiserver/pkg/apis/audit/v1/types.go``; ``responseStatus`` of a
+Status answer holds its ``status``, ``message``, ``reason``, ``details`` and ``code``
+(``staging/src/k8s.io/apiserver/pkg/audit/context.go``, ``AuditContext.LogResponseObject``), of any other answer the
+code alone."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ SECRET_VALUE = "aHVudGVyMg=="  # base64 of the Secret's password
 def event(audit_id: str, at: str, *, verb: str = "create", user: str = "kubernetes-admin",
           groups: tuple[str, ...] = ("kubeadm:cluster-admins", "system:authenticated"), agent: str = KUBECTL,
           resource: str = "pods", name: str = "manual", subresource: str = "", namespace: str = "sched-lab",
-          code: int = 201, status: str = "Success", reason: str = "", request: Any = None,
+          code: int = 201, status: str = "Success", reason: str = "", message: str = "",
+          details: dict[str, Any] | None = None, request: Any = None,
           response: Any = None, level: str = "RequestResponse") -> dict[str, Any]:
     """One ResponseComplete event (``at`` is the seconds part of 2026-12-02T04:00:SS, e.g. ``"10.250000"``)."""
     uri = f"/api/v1/namespaces/{namespace}/{resource}/{name}" + (f"/{subresource}" if subresource else "")
@@ -41,8 +43,12 @@ def event(audit_id: str, at: str, *, verb: str = "create", user: str = "kubernet
     }
     if status:
         out["responseStatus"]["status"] = status
+    if message:
+        out["responseStatus"]["message"] = message
     if reason:
         out["responseStatus"]["reason"] = reason
+    if details:
+        out["responseStatus"]["details"] = details
     if request is not None:
         out["requestObject"] = request
     if response is not None:
@@ -69,7 +75,7 @@ def status_patch() -> dict[str, Any]:
 
 def bind_409() -> dict[str, Any]:
     return event("a3", "14.000000", subresource="binding", code=409, status="Failure", reason="Conflict",
-                 request=BINDING, response=STATUS_409)
+                 message=MESSAGE_409, details=STATUS_409["details"], request=BINDING, response=STATUS_409)
 
 
 def secret_create(token: str = SECRET_VALUE) -> dict[str, Any]:

@@ -36,6 +36,7 @@ def events() -> tuple:
 def test_an_event_written_back_reads_back_equal(raw):
     parsed = parse_event(raw)
     assert parse_event(event_to_json(parsed)) == parsed
+    raw["responseStatus"].pop("details", None)  # not kept by AuditEvent
     assert event_to_json(parsed) == raw  # upstream's shape, key for key, for what AuditEvent keeps
 
 

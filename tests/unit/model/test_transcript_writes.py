@@ -11,6 +11,7 @@ from observatory.model.audit import parse_event
 from observatory.model.records import TimelineFrame
 from observatory.model.source import AuditUpdate
 from observatory.model.transcript import PodWrites, Transcript, render
+from observatory.model.transcript_writes import write_message
 from observatory.model.writes import Write, WriteStore
 
 from . import audit_events as ev
@@ -104,3 +105,12 @@ def test_no_credential_reaches_either_text():
     for out in (markdown, text):
         assert ev.SECRET_VALUE not in out and TOKEN not in out and "Bearer <redacted>" in out
     assert json.loads(text)["writes"][0]["writes"][0]["level"] == "Metadata"
+
+
+def test_the_message_comes_from_the_status_answer_when_response_status_lacks_it():
+    older = ev.bind_409()
+    del older["responseStatus"]["message"]  # an API server that copied only status, reason and code
+    assert write_message(parse_event(older)) == ev.MESSAGE_409
+    del older["responseObject"]  # and at Metadata level there is no body either
+    assert write_message(parse_event(older)) == ""
+    assert write_message(parse_event(ev.bind_409())) == ev.MESSAGE_409
