@@ -15,11 +15,13 @@ from observatory.model.deltas import Relisted, Upserted
 from observatory.model.recording import AuditEntry, DeltaEntry, read_recording
 from observatory.model.source import AuditUpdate, Capabilities
 from observatory.model.state import ClusterState
-from observatory.model.writes import WriteStore, join_frames
+from observatory.model.transcript import PodWrites, Transcript, render
+from observatory.model.writes import Write, WriteStore, join_frames
 from observatory.recorder import RecordingSource
 from observatory.replay import ReplaySource, load_recording
 
 from .model import audit_events as ev
+from .test_clean_output import HOSTILE, raw_controls
 from .test_recording_sources import SECRET, FakeSource, Ticks, pod
 
 T0 = datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
@@ -226,3 +228,21 @@ async def test_a_replay_gives_the_screen_the_same_writes_and_frame_labels_as_liv
     assert [w.event for w in store.for_pod(key)] == [w.event for w in live_store.for_pod(key)]
     assert state.timeline(key) == live_state.timeline(key)
     assert [f.label for f in join_frames(state.timeline(key), store.for_pod(key))] == live
+
+
+async def test_hostile_text_in_audit_events_is_escaped_in_the_recording_and_the_transcript(tmp_path):
+    raw = ev.event("h1", "12.000000", subresource="binding", agent=f"kubectl/{HOSTILE}", code=409, status="Failure",
+                   reason="Conflict", message=f"no {HOSTILE}", request={**ev.BINDING, "note": HOSTILE},
+                   response={**ev.STATUS_409, "message": f"no {HOSTILE}"})
+    event = parse_event(raw)
+    path = tmp_path / "r.jsonl"
+    source = RecordingSource(AuditedSource({}, [AuditUpdate((event,))]), path)
+    await read_audit(source.capabilities().audit)
+    await source.close()
+    assert raw_controls(path.read_bytes()) == []
+    assert read_recording(path.read_text().splitlines()).entries[0].update.events == (event,)  # the exact text
+    transcript = Transcript(context="c", server="s", namespace="", lab=True, started=T0, exported=T0, audit="lab",
+                            writes=(PodWrites("sched-lab/manual", (Write(event, "sched-lab/manual", 0),)),))
+    markdown, text = render(transcript)
+    assert raw_controls(markdown.encode()) == [] and raw_controls(text.encode()) == []
+    assert json.loads(text)["writes"][0]["writes"][0]["message"] == f"no {HOSTILE}"
