@@ -2,9 +2,12 @@
 
 :class:`RecordingSource` wraps any Source (:class:`observatory.model.source.Source`; in practice a
 :class:`~observatory.kube.source.ClusterSource`) and writes the JSON Lines recording of
-:mod:`observatory.model.recording`: the header when it is made, then every delta each stream yields and every
-Binding exchange ``bind()`` returns, stamped with the time it was seen, and each key the app reports with
-:meth:`RecordingSource.record_key`. ``observatory replay FILE`` plays the file back (:mod:`observatory.replay`).
+:mod:`observatory.model.recording`: the header when it is made, then every delta each stream yields, every
+Binding exchange ``bind()`` returns and every update the inner source's audit feed (``Capabilities.audit``) gives,
+stamped with the time it was seen, and each key the app reports with :meth:`RecordingSource.record_key`. Audit
+events are written without the bodies of Secrets, TokenReviews and TokenRequests
+(:func:`observatory.model.audit_json.credential_free`). ``observatory replay FILE`` plays the file back
+(:mod:`observatory.replay`).
 
 Every line passes through :func:`observatory.model.transcript.redact` with the credential values given as
 ``secrets`` (and their JSON-escaped forms) before it is written, and is flushed at once, so a crash of the app loses
@@ -30,13 +33,13 @@ from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta
 from observatory.model.recording import Header, Recorder
 from observatory.model.records import BindingExchange, LeaseView
-from observatory.model.source import Capabilities
+from observatory.model.source import AuditFeed, AuditUpdate, Capabilities
 from observatory.model.transcript import redact
 
 if TYPE_CHECKING:
     from observatory.model.source import Source
 
-__all__ = ["RecordingSource", "check_writable"]
+__all__ = ["RecordingAuditFeed", "RecordingSource", "check_writable"]
 
 
 def check_writable(path: Path) -> str | None:
@@ -115,6 +118,29 @@ def _still_json(line: str, clean: str, secrets: frozenset[str]) -> str:
     return json.dumps(walk(json.loads(line)), separators=(",", ":"))
 
 
+def _audit_line(recorder: Recorder, update: AuditUpdate, origin: str, at: datetime) -> str:
+    return recorder.audit(update, origin, at)
+
+
+class RecordingAuditFeed:
+    """``inner`` (an AuditFeed) as it is, with every update written (``{"type":"audit",…}``) before it is yielded,
+    on the same timeline as the deltas."""
+
+    def __init__(self, inner: AuditFeed, source: RecordingSource) -> None:
+        self.inner, self._source = inner, source
+
+    @property
+    def origin(self) -> str:
+        """The inner feed's."""
+        return self.inner.origin
+
+    async def audit_stream(self) -> AsyncIterator[AuditUpdate]:
+        origin, recorder = self.inner.origin, self._source._writer.recorder
+        async for update in self.inner.audit_stream():
+            self._source._write(partial(_audit_line, recorder, update, origin))
+            yield update
+
+
 class RecordingSource:
     """``inner`` as it is, with everything it delivers written to ``path`` (created or truncated now).
 
@@ -178,9 +204,11 @@ class RecordingSource:
         self._write(lambda at: self._writer.recorder.key(key, at))
 
     def capabilities(self) -> Capabilities:
-        """Key presses are recorded (:meth:`record_key`). Access reviews are not offered: their answers are not
+        """Key presses are recorded (:meth:`record_key`), and the inner source's audit feed, when it has one, is
+        passed on recorded (:class:`RecordingAuditFeed`). Access reviews are not offered: their answers are not
         recorded, so a replay could not answer them the same way."""
-        return Capabilities(keys=self)
+        audit = self.inner.capabilities().audit
+        return Capabilities(keys=self, audit=RecordingAuditFeed(audit, self) if audit is not None else None)
 
     def with_namespace(self, namespace: str | None) -> RecordingSource:
         """The inner source rescoped, still recording into the same file (the header keeps the first scope; the

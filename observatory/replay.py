@@ -2,11 +2,12 @@
 
 :class:`ReplaySource` implements :class:`observatory.model.source.Source` over a
 :class:`~observatory.model.recording.Recording` (:func:`load_recording` reads one from a file). One timeline drives
-everything: a single scheduler task walks the entries in file order and hands each delta to its kind's stream and
-each key press to :meth:`ReplaySource.keys`, at the entry's recorded offset ``t`` divided by ``speed`` (``math.inf``:
-no waiting, file order kept). While a stream or the key iterator is being read, the scheduler waits for its reader to
-come back for the next item before it moves on, so the app sees the recorded interleaving across kinds and keys even
-at ``math.inf``. Entries of a kind nobody reads yet are kept for its first reader.
+everything: a single scheduler task walks the entries in file order and hands each delta to its kind's stream,
+each key press to :meth:`ReplaySource.keys` and each audit update to the audit feed (``Capabilities.audit``), at
+the entry's recorded offset ``t`` divided by ``speed`` (``math.inf``: no waiting, file order kept).
+While a stream, the key iterator or the audit feed is being read, the scheduler waits for its reader to come back
+for the next item before it moves on, so the app sees the recorded interleaving across kinds, keys and audit
+updates even at ``math.inf``. Entries of a kind nobody reads yet are kept for its first reader.
 
 Determinism: give the app :meth:`ReplaySource.clock` (the recorded time of the latest entry delivered), so ages,
 "just bound" windows and lesson ticks follow the recording rather than the wall clock.
@@ -27,6 +28,7 @@ from typing import Any
 from observatory.model.commands import CommandsContext
 from observatory.model.deltas import Delta
 from observatory.model.recording import (
+    AuditEntry,
     DeltaEntry,
     Entry,
     ExchangeEntry,
@@ -37,14 +39,15 @@ from observatory.model.recording import (
     schedule,
 )
 from observatory.model.records import BindingExchange, LeaseView
-from observatory.model.source import Capabilities
+from observatory.model.source import AuditUpdate, Capabilities
 
-__all__ = ["NOT_RECORDED", "ReplaySource", "load_recording"]
+__all__ = ["NOT_RECORDED", "ReplayAuditFeed", "ReplaySource", "load_recording"]
 
 NOT_RECORDED = "not in the recording"
 """The ``error`` of a bind and the ``problem`` of a Lease that the recording does not hold."""
 
 _KEYS = "\0keys"  # the key presses' channel; no resource is named so
+_AUDIT = "\0audit"  # the audit updates' channel
 
 
 def load_recording(path: str | Path) -> Recording:
@@ -126,6 +129,8 @@ class ReplaySource:
         self._latest: tuple[int, datetime] = (-1, header.started)
         self._task: asyncio.Task[None] | None = None
         self.finished = not recording.entries
+        origins = [entry.origin for entry in recording.entries if isinstance(entry, AuditEntry)]
+        self._audit = ReplayAuditFeed(self, origins[0]) if origins else None
 
     def __repr__(self) -> str:
         return f"ReplaySource(context={self.context!r}, entries={len(self.recording.entries)}, speed={self.speed})"
@@ -164,8 +169,10 @@ class ReplaySource:
         return self
 
     def capabilities(self) -> Capabilities:
-        """A replay (:attr:`finished`): the screen keeps the recorded scope."""
-        return Capabilities(replay=self)
+        """A replay (:attr:`finished`): the screen keeps the recorded scope. An audit feed (:class:`ReplayAuditFeed`)
+        when the recording holds audit updates; none for a recording made without one (as the live source had
+        none)."""
+        return Capabilities(replay=self, audit=self._audit)
 
     def commands_context(self) -> CommandsContext:
         """The recorded server and context; the header holds no auth facts, so ``auth`` is ``"none"``."""
@@ -189,6 +196,13 @@ class ReplaySource:
         async for entry in self._read(_KEYS):
             assert isinstance(entry, KeyEntry)
             yield entry.key
+
+    async def audit_updates(self) -> AsyncIterator[AuditUpdate]:
+        """The recorded audit updates at their offsets on the same timeline as the deltas; then nothing, until
+        cancelled. :class:`ReplayAuditFeed` is how the screen reads them."""
+        async for entry in self._read(_AUDIT):
+            assert isinstance(entry, AuditEntry)
+            yield entry.update
 
     async def close(self) -> None:
         """Stop the timeline. Idempotent."""
@@ -215,7 +229,12 @@ class ReplaySource:
             wait = start + offset - self._monotonic()
             if wait > 0 and math.isfinite(wait):
                 await self._sleep(wait)
-            channel = self._channels[_KEYS if isinstance(entry, KeyEntry) else entry.delta.kind]
+            if isinstance(entry, KeyEntry):
+                channel = self._channels[_KEYS]
+            elif isinstance(entry, AuditEntry):
+                channel = self._channels[_AUDIT]
+            else:
+                channel = self._channels[entry.delta.kind]
             channel.items.append(entry)
             channel.wake()
             await channel.wait(channel.settled)
@@ -245,3 +264,19 @@ class ReplaySource:
         index = self._order.get(id(entry), -1)
         if index > self._latest[0]:
             self._latest = (index, entry.at)
+
+
+class ReplayAuditFeed:
+    """The audit feed of a replay (an :class:`~observatory.model.source.AuditFeed`): the recorded updates, at their
+    recorded times, in order with the deltas. ``origin`` is the recorded feed's (``lab``, ``webhook ADDR``,
+    ``log PATH``)."""
+
+    def __init__(self, replay: ReplaySource, origin: str) -> None:
+        self._replay, self._origin = replay, origin
+
+    @property
+    def origin(self) -> str:
+        return self._origin
+
+    def audit_stream(self) -> AsyncIterator[AuditUpdate]:
+        return self._replay.audit_updates()

@@ -18,6 +18,8 @@ float), and ``at``, the wall-clock time (RFC 3339)::
      "responseHeaders":[...],"responseBody":"...","responseBodyBase64":false,"sentAt":"...","elapsedMs":4.2,
      "error":null}
     {"type":"key","t":3.4,"at":"...","key":"b"}
+    {"type":"audit","t":3.5,"at":"...","origin":"lab","events":[{"kind":"Event","apiVersion":"audit.k8s.io/v1",...}],
+     "malformed":0,"problem":""}
 
 ``namespace`` is "" when every namespace was watched. ``delta`` names the :mod:`.deltas` class (``upserted``,
 ``deleted``, ``relisted``, ``watch`` for WatchState) and ``kind`` is its resource (``pods``, ``nodes``,
@@ -26,9 +28,20 @@ backwards (:attr:`.deltas.Relisted.rvs_reused`). A body is text when it is valid
 ``…Base64`` flag true, so every value decodes to one equal to what was encoded. Aware times are written with
 their offset (``Z`` for UTC).
 
-Credentials: exchanges never carry them (:mod:`.exchange` drops ``Authorization`` and cookies on construction)
-and a server URL's ``user:password@`` is dropped from the header; the writer should still pass every line through
-:func:`observatory.model.transcript.redact` with the kubeconfig's secrets.
+An ``audit`` line is one :class:`~.source.AuditUpdate` the screen received from its audit feed (``origin`` is the
+feed's :attr:`~.source.AuditFeed.origin`): its events as ``audit.k8s.io/v1`` Event objects
+(:func:`.audit_json.event_to_json`, read back by :func:`.audit.parse_event` to equal events), in the order the
+feed gave them, and the feed's running ``malformed`` count and last ``problem``.
+
+Versions: 1 has header, delta, exchange and key lines; 2 adds audit lines. This code writes :data:`VERSION` and
+reads every version from 1 to it, so a recording made before audit lines existed replays as it did; a newer
+version is refused with the versions this one reads.
+
+Credentials: exchanges never carry them (:mod:`.exchange` drops ``Authorization`` and cookies on construction),
+audit events carry no request headers and lose the bodies of Secrets, TokenReviews and TokenRequests
+(:func:`.audit_json.credential_free`) when they are encoded, and a server URL's ``user:password@`` is dropped from
+the header; the writer should still pass every line through :func:`observatory.model.transcript.redact` with the
+kubeconfig's secrets.
 
 Replay is deterministic when it feeds entries in file order, waits :func:`schedule`'s delays, and drives the
 ClusterState clock from each entry's ``at`` rather than the wall clock.
@@ -37,37 +50,32 @@ ClusterState clock from each entry's ``at`` rather than the wall clock.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, overload
+from typing import Any
 
+from ._fields import Fields, RecordingError
+from .audit import AuditFormatError, parse_event
+from .audit_json import credential_free, event_to_json
 from .commands import strip_userinfo
 from .deltas import Deleted, Delta, Relisted, Upserted, WatchState
 from .exchange import BindingExchange
+from .source import AuditUpdate
 from .timefmt import parse_time, rfc3339
 
 __all__ = [
-    "FORMAT", "VERSION", "DeltaEntry", "Entry", "ExchangeEntry", "Header", "KeyEntry", "Recorder", "Recording",
-    "RecordingError", "decode_line", "encode_delta", "encode_exchange", "encode_header", "encode_key",
+    "FORMAT", "VERSION", "AuditEntry", "DeltaEntry", "Entry", "ExchangeEntry", "Header", "KeyEntry", "Recorder",
+    "Recording", "RecordingError", "decode_line", "encode_audit", "encode_delta", "encode_exchange", "encode_header",
+    "encode_key",
     "exchange_from_json", "exchange_to_json", "parse_time", "read_recording", "rfc3339", "schedule",
 ]
 
 FORMAT = "observatory-recording"
-VERSION = 1
-"""The version this code writes, and the newest it reads."""
-
-
-class RecordingError(ValueError):
-    """A recording that cannot be read. ``str(err)`` is ``"line N: <what is wrong>"`` (just the reason when no
-    line is to blame); ``line`` is the 1-based line number or None, ``reason`` the text without it."""
-
-    def __init__(self, reason: str, line: int | None = None) -> None:
-        self.reason, self.line = reason, line
-        super().__init__(f"line {line}: {reason}" if line is not None else reason)
+VERSION = 2
+"""The version this code writes, and the newest it reads (2: audit lines)."""
 
 
 # -- values ---------------------------------------------------------------------------------------------------------
@@ -112,7 +120,17 @@ class KeyEntry:
     key: str
 
 
-Entry = DeltaEntry | ExchangeEntry | KeyEntry
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """An update of the audit feed named ``origin``, as the screen received it."""
+
+    t: float
+    at: datetime
+    update: AuditUpdate
+    origin: str = ""
+
+
+Entry = DeltaEntry | ExchangeEntry | KeyEntry | AuditEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +223,14 @@ def encode_key(key: str, *, t: float, at: datetime) -> str:
     return _line({**_stamp("key", t, at), "key": key})
 
 
+def encode_audit(update: AuditUpdate, *, origin: str, t: float, at: datetime) -> str:
+    """One ``audit`` line: each event made :func:`~.audit_json.credential_free`, then written as its Event JSON;
+    decodes to an equal AuditUpdate (of the credential-free events). TypeError for bodies that are not JSON."""
+    events = [event_to_json(credential_free(event)) for event in update.events]
+    return _line({**_stamp("audit", t, at), "origin": origin, "events": events, "malformed": update.malformed,
+                  "problem": update.problem})
+
+
 class Recorder:
     """Makes the lines of one recording, ``t`` measured from ``header.started``: call :meth:`header_line` once,
     then one method per thing seen, passing the time it was seen (aware). Writes nothing itself."""
@@ -227,80 +253,15 @@ class Recorder:
     def key(self, key: str, at: datetime) -> str:
         return encode_key(key, t=self._t(at), at=at)
 
+    def audit(self, update: AuditUpdate, origin: str, at: datetime) -> str:
+        return encode_audit(update, origin=origin, t=self._t(at), at=at)
+
 
 # -- decoding -------------------------------------------------------------------------------------------------------
 
-class _Fields:
-    """Typed reads of one decoded object; every problem is a RecordingError naming the line and the key."""
-
-    def __init__(self, obj: Mapping[str, Any], what: str, line: int | None) -> None:
-        self.obj, self.what, self.line = obj, what, line
-
-    def fail(self, reason: str) -> RecordingError:
-        return RecordingError(f"{self.what}: {reason}", self.line)
-
-    def get(self, key: str, types: type | tuple[type, ...], name: str, *, optional: bool = False) -> Any:
-        if key not in self.obj:
-            if optional:
-                return None
-            raise self.fail(f"{key!r} is missing")
-        value = self.obj[key]
-        if value is None and optional:
-            return None
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in _tuple(types)):
-            raise self.fail(f"{key!r} must be {name}, not {json.dumps(value)[:40]}")
-        return value
-
-    def text(self, key: str, *, optional: bool = False) -> Any:
-        return self.get(key, str, "a string", optional=optional)
-
-    def number(self, key: str) -> float:
-        value = self.get(key, (int, float), "a number")
-        if not math.isfinite(value):
-            raise self.fail(f"{key!r} must be a finite number")
-        return float(value)
-
-    @overload
-    def time(self, key: str) -> datetime: ...
-
-    @overload
-    def time(self, key: str, *, optional: bool) -> datetime | None: ...
-
-    def time(self, key: str, *, optional: bool = False) -> datetime | None:
-        value = self.text(key, optional=optional)
-        if value is None:
-            return None
-        try:
-            return parse_time(value)
-        except ValueError:
-            raise self.fail(f"{key!r} is not an RFC 3339 time: {value!r}") from None
-
-    def obj_of(self, key: str) -> dict[str, Any]:
-        return self.get(key, dict, "a JSON object")
-
-    def headers(self, key: str) -> tuple[tuple[str, str], ...]:
-        pairs = self.get(key, list, "a list of [name, value] pairs")
-        if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in pairs):
-            raise self.fail(f"{key!r} must be a list of [name, value] string pairs")
-        return tuple((p[0], p[1]) for p in pairs)
-
-    def body(self, key: str) -> bytes:
-        value = self.text(key)
-        if not self.get(key + "Base64", bool, "true or false"):
-            return value.encode("utf-8")
-        try:
-            return base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            raise self.fail(f"{key!r} is not valid base64") from None
-
-
-def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
-    return types if isinstance(types, tuple) else (types,)
-
-
 def exchange_from_json(obj: Mapping[str, Any], *, line: int | None = None) -> BindingExchange:
     """The inverse of :func:`exchange_to_json`; RecordingError (naming ``line`` when given) on a bad value."""
-    f = _Fields(obj, "exchange", line)
+    f = Fields(obj, "exchange", line)
     status = f.get("status", int, "an integer")
     error = f.text("error", optional=True)
     return BindingExchange(
@@ -311,7 +272,7 @@ def exchange_from_json(obj: Mapping[str, Any], *, line: int | None = None) -> Bi
         sent_at=f.time("sentAt"), elapsed_ms=f.number("elapsedMs"), error=error)
 
 
-def _decode_delta(f: _Fields) -> Delta:
+def _decode_delta(f: Fields) -> Delta:
     tag, kind = f.text("delta"), f.text("kind")
     if tag == "upserted":
         return Upserted(kind, f.obj_of("obj"), f.text("change"))
@@ -342,7 +303,7 @@ def decode_line(line: str, *, number: int | None = None) -> Header | Entry:
         raise RecordingError("not a JSON object", number)
     kind = obj.get("type")
     if kind == "header":
-        f = _Fields(obj, "header", number)
+        f = Fields(obj, "header", number)
         if obj.get("format") != FORMAT:
             raise f.fail(f"'format' must be {FORMAT!r}, not {obj.get('format')!r}")
         version = f.get("version", int, "an integer")
@@ -350,15 +311,29 @@ def decode_line(line: str, *, number: int | None = None) -> Header | Entry:
             raise f.fail(f"version {version} is not one this observatory reads (1 to {VERSION})")
         return Header(started=f.time("started"), context=f.text("context"), server=f.text("server"),
                       namespace=f.text("namespace"), lab=f.get("lab", bool, "true or false"), version=version)
-    if kind not in ("delta", "exchange", "key"):
-        raise RecordingError(f"unknown entry type {kind!r} (expected header, delta, exchange or key)", number)
-    f = _Fields(obj, f"{kind} entry", number)
+    if kind not in ("delta", "exchange", "key", "audit"):
+        raise RecordingError(f"unknown entry type {kind!r} (expected header, delta, exchange, key or audit)",
+                             number)
+    f = Fields(obj, f"{kind} entry", number)
     t, at = f.number("t"), f.time("at")
     if kind == "delta":
         return DeltaEntry(t, at, _decode_delta(f))
     if kind == "exchange":
         return ExchangeEntry(t, at, exchange_from_json(obj, line=number))
+    if kind == "audit":
+        return AuditEntry(t, at, _decode_audit(f), f.text("origin"))
     return KeyEntry(t, at, f.text("key"))
+
+
+def _decode_audit(f: Fields) -> AuditUpdate:
+    events = []
+    for index, obj in enumerate(f.get("events", list, "a list of audit events")):
+        try:
+            events.append(parse_event(obj))
+        except AuditFormatError as exc:
+            raise f.fail(f"event {index + 1}: {exc}") from None
+    malformed = f.get("malformed", int, "an integer")
+    return AuditUpdate(tuple(events), malformed, f.text("problem"))
 
 
 def read_recording(lines: Iterable[str]) -> Recording:

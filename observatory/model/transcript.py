@@ -2,12 +2,16 @@
 
 For each Binding sent it records the pod, ``spec.nodeName`` before and after with resourceVersions and times, the
 request, the full status line and body, the pod's events before and after, the diagnosis at the moment of the bind
-and the equivalent kubectl and curl commands; optionally the progress of a lesson.
+and the equivalent kubectl and curl commands; optionally the progress of a lesson. With an audit feed, for each pod
+of the transcript every write the API server's audit log showed, whoever sent it, and which write made each frame of
+the pod's timeline (:mod:`.transcript_writes`).
 
 Credentials: a :class:`~.exchange.BindingExchange` never carries them (``Authorization``, ``Proxy-Authorization``,
 ``Cookie`` and ``Set-Cookie`` are dropped when it is built), the equivalent commands hold placeholders only, and
-server URLs lose any ``user:password@``. As a last line of defence the writer runs both texts through
-:func:`redact` with every credential value of the kubeconfig (see :func:`render`).
+server URLs lose any ``user:password@``. Audit events carry no request headers, and the bodies of Secrets,
+TokenReviews and TokenRequests are never written (:func:`~.audit_json.credential_free`). As a last line of
+defence the writer runs both texts through :func:`redact` with every credential value of the kubeconfig (see
+:func:`render`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ._markdown import code as _code
+from ._markdown import fenced as _fenced
+from ._markdown import table as _table
 from .commands import EquivalentCommands, strip_userinfo
 from .diagnosis import Diagnosis
 from .exchange import BindingExchange
@@ -27,9 +34,10 @@ from .records import EventView, PodView
 from .state import ClusterState
 from .text import safe, safe_json
 from .timefmt import rfc3339
+from .transcript_writes import PodWrites, pod_writes_json, pod_writes_markdown
 
 __all__ = [
-    "REDACTED", "BindRecord", "LessonProgress", "PodSnapshot", "StepProgress", "Transcript",
+    "REDACTED", "BindRecord", "LessonProgress", "PodSnapshot", "PodWrites", "StepProgress", "Transcript",
     "default_transcript_path", "json_twin", "redact", "render",
 ]
 
@@ -139,7 +147,8 @@ class LessonProgress:
 class Transcript:
     """Everything one export writes. ``namespace`` is the one namespace watched ("" for all); ``lab`` is True for
     the embedded lab; ``started`` / ``exported`` are aware times; ``records`` are in the order the binds were
-    sent."""
+    sent. ``audit`` is the origin of the audit feed (``lab``, ``webhook ADDR``, ``log PATH``; None: there was none,
+    so who wrote what is not known) and ``writes`` the writes and timeline of each pod of the transcript."""
 
     context: str
     server: str
@@ -149,6 +158,8 @@ class Transcript:
     exported: datetime
     records: tuple[BindRecord, ...] = ()
     lesson: LessonProgress | None = None
+    audit: str | None = None
+    writes: tuple[PodWrites, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The JSON twin. Times are RFC 3339 (``Z`` for UTC); bodies are text when UTF-8, else base64 with the
@@ -169,12 +180,15 @@ class Transcript:
                "before": {"at": "...", "pod": POD | null, "events": [EVENT], "diagnosis": DIAGNOSIS | null},
                "after": {...same...} | null,
                "diagnosis": DIAGNOSIS | null,
-               "commands": {"bindingJson": "...", "kubectl": "...", "curl": "..."} | null}]}
+               "commands": {"bindingJson": "...", "kubectl": "...", "curl": "..."} | null}],
+             "audit": null | {"origin": "lab"},
+             "writes": [POD_WRITES]}
 
         ``exchange`` has the shape of a recording's exchange entry (:mod:`.recording`). POD is ``{"namespace",
         "name", "uid", "resourceVersion", "nodeName", "schedulerName", "phase", "status", "ready"}``; EVENT is
         ``{"type", "reason", "from", "message", "count", "time": "..." | null, "name"}``; DIAGNOSIS is
-        :meth:`Diagnosis.to_json <observatory.model.diagnosis.Diagnosis.to_json>`.
+        :meth:`Diagnosis.to_json <observatory.model.diagnosis.Diagnosis.to_json>`; POD_WRITES is
+        :func:`~.transcript_writes.pod_writes_json`.
         """
         lesson = None
         if self.lesson is not None:
@@ -184,7 +198,9 @@ class Transcript:
         return {"format": FORMAT, "version": VERSION, "context": self.context, "server": strip_userinfo(self.server),
                 "namespace": self.namespace, "lab": self.lab, "started": rfc3339(self.started),
                 "exported": rfc3339(self.exported), "lesson": lesson,
-                "binds": [_record_json(r) for r in self.records]}
+                "binds": [_record_json(r) for r in self.records],
+                "audit": None if self.audit is None else {"origin": self.audit},
+                "writes": [pod_writes_json(w) for w in self.writes]}
 
     def to_markdown(self) -> str:
         """The Markdown transcript (ends with a newline): a header list (context, server, namespace, times), the
@@ -192,7 +208,9 @@ class Transcript:
         heading, the ``spec.nodeName`` before/after table (value or ``<empty>``, resourceVersion, time), the request
         (line, headers, exact body) and the response (full status line, headers, exact body) in fenced blocks, the
         Status message verbatim, the events before and after (type, reason, from, message), the diagnosis at the
-        bind (title, headline, explanation, likely cause) and the equivalent kubectl and curl commands."""
+        bind (title, headline, explanation, likely cause) and the equivalent kubectl and curl commands; then, per pod
+        of ``writes``, its writes and the write of each timeline frame
+        (:func:`~.transcript_writes.pod_writes_markdown`), or a line saying there was no audit feed."""
         return _markdown(self)
 
 
@@ -252,40 +270,6 @@ def _record_json(record: BindRecord) -> dict[str, Any]:
 
 
 # -- Markdown -----------------------------------------------------------------------------------------------------
-
-def _longest_backquotes(text: str) -> int:
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    return longest
-
-
-def _fenced(text: str, info: str = "") -> str:
-    """``text`` in a fenced code block whose fence is longer than any run of backquotes inside it."""
-    fence = "`" * max(3, _longest_backquotes(text) + 1)
-    return f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}"
-
-
-def _cell(text: str) -> str:
-    """A table cell: pipes escaped, line breaks as spaces, empty as a dash."""
-    text = " ".join(text.replace("|", "\\|").splitlines())
-    return text or "-"
-
-
-def _code(text: str) -> str:
-    """Inline code, with a fence longer than any backquote run inside (and padding when it starts or ends with
-    one)."""
-    ticks = "`" * (_longest_backquotes(text) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return lines
-
 
 def _show_time(when: datetime | None) -> str:
     return rfc3339(when) if when is not None else "-"
@@ -364,7 +348,8 @@ def _markdown(t: Transcript) -> str:
              f"- Server: {_code(strip_userinfo(t.server)) if t.server else '-'}",
              f"- Watching: {where}",
              f"- Started: {_show_time(t.started)}; exported: {_show_time(t.exported)}",
-             f"- Binds: {len(t.records)}", ""]
+             f"- Binds: {len(t.records)}",
+             f"- Writes: {'from the audit feed ' + _code(t.audit) if t.audit is not None else 'no audit feed'}", ""]
     if t.lesson is not None:
         done = "done" if t.lesson.done else "not finished"
         lines += [f"## Lesson {_code(t.lesson.name)}: {t.lesson.title} ({done})", ""]
@@ -375,4 +360,8 @@ def _markdown(t: Transcript) -> str:
         lines += ["No Binding was sent.", ""]
     for n, record in enumerate(t.records, start=1):
         lines += _bind_markdown(n, record)
+    if t.audit is None:
+        lines += ["No audit feed: who wrote each change is not known.", ""]
+    for writes in t.writes:
+        lines += pod_writes_markdown(writes)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -8,6 +8,9 @@ the equivalent commands, and the pod after: at once for an answer that changed n
 when the watch shows its ``spec.nodeName`` changed, or at the export at the latest. Nothing written to a file or
 shown holds a credential: exchanges never carry one, commands hold placeholders, and the transcript is passed
 through :func:`~observatory.model.transcript.redact` with the source's secrets.
+
+With an audit feed, the transcript also carries the writes of its pods and the write of each of their timeline
+frames, from :attr:`TeachingController.write_store` (the store the screen feeds from ``Capabilities.audit``).
 """
 
 from __future__ import annotations
@@ -23,11 +26,14 @@ from observatory.model.transcript import (
     BindRecord,
     LessonProgress,
     PodSnapshot,
+    PodWrites,
     Transcript,
     default_transcript_path,
     json_twin,
     render,
 )
+from observatory.model.transcript_writes import transcript_pods
+from observatory.model.writes import WriteStore
 from observatory.ui.binding import BindingResponded
 from observatory.ui.host import Asker, ScreenFacts
 from observatory.ui.screens.commands import CommandsScreen
@@ -62,6 +68,9 @@ class TeachingController:
         self.started = host.now()
         """When the transcript's session started."""
         self._kubeconfig_of: tuple[Source | None, str | None] = (None, None)
+        self.write_store: WriteStore | None = None
+        """The writes of the source's audit feed, kept by whoever reads the feed; None without one (the transcript
+        then says who wrote what is not known)."""
 
     # -- bind records ----------------------------------------------------------------------------------------------
 
@@ -157,8 +166,10 @@ class TeachingController:
         records = tuple(r if r.after is not None else r.with_after(self.snapshot(r.exchange.pod))
                         for r in self.bind_records)
         source = self.host.source
+        audit, writes = self._writes(records)
         transcript = Transcript(context=source.context, server=source.server, namespace=source.namespace or "",
-                                lab=source.lab, started=self.started, exported=now, records=records, lesson=lesson)
+                                lab=source.lab, started=self.started, exported=now, records=records, lesson=lesson,
+                                audit=audit, writes=writes)
         markdown, text = render(transcript, secrets=source.secrets)
         try:
             target.write_text(markdown, encoding="utf-8")
@@ -172,6 +183,15 @@ class TeachingController:
         self.host.notify(f"{target}\nand its JSON twin {twin.name}", title="Transcript written", timeout=10,
                          markup=False)
         return target, twin
+
+    def _writes(self, records: tuple[BindRecord, ...]) -> tuple[str | None, tuple[PodWrites, ...]]:
+        """The audit feed's origin and the writes of the transcript's pods (:func:`transcript_pods`), each with its
+        timeline joined to them; ``(None, ())`` without an audit feed."""
+        feed, store = self.host.source.capabilities().audit, self.write_store
+        if feed is None or store is None:
+            return None, ()
+        pods = transcript_pods(store, [r.exchange.pod for r in records], self.host.source.namespace)
+        return feed.origin, tuple(PodWrites.take(store, pod, self.host.state.timeline(pod)) for pod in pods)
 
     # -- s: screenshots --------------------------------------------------------------------------------------------
 

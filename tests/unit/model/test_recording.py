@@ -90,7 +90,7 @@ def test_header_and_key_round_trip():
     assert decode_line(encode_header(header())) == header()
     assert decode_line(encode_key("ctrl+p", t=0.0, at=T0)) == KeyEntry(0.0, T0, "ctrl+p")
     assert json.loads(encode_header(header())) == {
-        "type": "header", "format": "observatory-recording", "version": 1, "started": "2026-11-29T10:00:00Z",
+        "type": "header", "format": "observatory-recording", "version": 2, "started": "2026-11-29T10:00:00Z",
         "context": "observatory-lab", "server": "http://127.0.0.1:43121", "namespace": "", "lab": True}
 
 
@@ -164,7 +164,7 @@ def test_replaying_a_recording_rebuilds_the_same_state():
                                '"kind":"pods","objs":[1],"resourceVersion":"1"}'],
      "line 2: delta entry: 'objs' must be a list of JSON objects"),
     (['{"type":"header","format":"asciinema","version":1}'], "line 1: header: 'format' must be"),
-    ([encode_header(header(version=2))], "line 1: header: version 2 is not one this observatory reads"),
+    ([encode_header(header(version=3))], "line 1: header: version 3 is not one this observatory reads (1 to 2)"),
 ])
 def test_bad_input_names_the_line(lines, expected):
     with pytest.raises(RecordingError) as info:
