@@ -107,6 +107,7 @@ class MainScreen(Screen[None]):
         self.scheduler = SchedulerController(self, refresh_interval=refresh_interval)
         self.teaching = TeachingController(self, screenshot_dir=screenshot_dir)
         self.writes = WritesController(self)
+        self.teaching.write_store = self.writes.store  # transcripts carry the writes the pane shows
         run = make_lesson_run(lesson, source)
         self.lesson = LessonController(self, run, self.teaching) if run is not None else None
 
