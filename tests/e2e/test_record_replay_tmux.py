@@ -65,7 +65,7 @@ def test_record_a_token_lab_session_then_replay_it(tmp_path, tmux):
         # The recorded keys are pressed again (b, worker, Enter): the replay ends on the 201, as the live run did, and
         # the recorded q does not quit it. Keys pressed before it has finished would mix with the recorded ones.
         screen = wait_for(tmux, session, "sched-lab/manual", "pair-worker", "LAB",
-                          "HTTP exchange: HTTP/1.1 201 Created", "Replay finished")
+                          "Writes: sched-lab/manual", "HTTP/1.1 201 Created", "Replay finished")
         assert "Traceback" not in screen
         send(tmux, session, "q")
         assert ended(tmux, session), "q should quit the replay"

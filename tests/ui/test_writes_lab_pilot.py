@@ -59,7 +59,7 @@ def lines(app: ObservatoryApp) -> list[list[str]]:
 
 def timeline(app: ObservatoryApp) -> list[str]:
     rows = app.query_one("#timeline")
-    return [rows.get_cell(key, "RV").plain for key in rows.row_keys]
+    return [f'{rows.get_cell(key, "RV").plain} {rows.get_cell(key, "WRITE").plain}' for key in rows.row_keys]
 
 
 async def test_exercise_1s_kubectl_bindings_and_the_kubelets_writes_with_their_writers(audited_app, lab, kubectl,

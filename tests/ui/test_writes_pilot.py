@@ -46,7 +46,9 @@ def lines(app: ObservatoryApp) -> list[str]:
 
 def timeline_rvs(app: ObservatoryApp) -> list[str]:
     rows = app.query_one("#timeline")
-    return [plain(rows.get_cell(key, "RV")) for key in rows.row_keys]
+    # each frame's resourceVersion and, from the WRITE column, the write that made it
+    return [" ".join(filter(None, (plain(rows.get_cell(key, "RV")), plain(rows.get_cell(key, "WRITE")))))
+            for key in rows.row_keys]
 
 
 def shown_detail(app: ObservatoryApp) -> str:

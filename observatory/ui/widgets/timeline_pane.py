@@ -1,6 +1,8 @@
 """The selected pod's ``spec.nodeName`` timeline: each watch frame that changed its node, phase or state, and, with an
-audit feed, the write that made it: ``RV 22 ← POST pods/manual/binding · kubectl · 201``, the same with ``(matched by
-order)`` when the write's answer did not carry the frame's resourceVersion, or ``no write seen``."""
+audit feed, the write that made it in the last column (WRITE): ``← POST pods/manual/binding · kubectl · 201``, the
+same with ``(matched by order)`` when the write's answer did not carry the frame's resourceVersion, or ``no write
+seen``. The write comes last so that spec.nodeName, PHASE and STATUS, the frame itself, stay in view in a narrow
+pane; the write's text is what is cut."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from observatory.model.writes import FrameWrite
 from observatory.ui.text import cell, clock_time
 from observatory.ui.widgets.row_list import RowList
 
-_COLUMNS = ("TIME", "RV", "FRAME", "spec.nodeName", "PHASE", "STATUS")
+_COLUMNS = ("TIME", "RV", "FRAME", "spec.nodeName", "PHASE", "STATUS", "WRITE")
 
 
 class TimelinePane(RowList):
@@ -25,7 +27,7 @@ class TimelinePane(RowList):
 
     def show(self, pod_key: str | None, frames: list[TimelineFrame], writes: list[FrameWrite] | None = None) -> None:
         """The frames of ``pod_key``, oldest first; ``writes`` (one per frame, :func:`~observatory.model.writes.
-        join_frames`) names each frame's write after its resourceVersion, None: no audit feed, no writer shown."""
+        join_frames`) names each frame's write in the WRITE column; None: no audit feed, the column is empty."""
         labels = [w.label for w in writes] if writes is not None else None
         if self._shown == (pod_key, frames, labels):
             return
@@ -34,9 +36,10 @@ class TimelinePane(RowList):
         wanted = {}
         for i, frame in enumerate(frames):
             node = Text(frame.node_name, style="bold green") if frame.node_name else Text("<empty>", style="dim")
-            rv = cell(frame.resource_version)
+            write = Text()
             if labels is not None and i < len(labels):
-                rv.append(f" {labels[i]}", style="dim" if writes is not None and writes[i].how != "exact" else "")
-            wanted[str(i)] = (clock_time(frame.at), rv, frame.change, node, cell(frame.phase), cell(frame.status))
+                write = Text(labels[i], style="dim" if writes is not None and writes[i].how != "exact" else "")
+            wanted[str(i)] = (clock_time(frame.at), cell(frame.resource_version), frame.change, node,
+                              cell(frame.phase), cell(frame.status), write)
         self.set_rows(wanted)
         self.scroll_rows(len(frames))  # the newest frame in view
