@@ -27,9 +27,7 @@ import asyncio
 import json
 import os
 import platform
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.durable_bench import LAB_FLAGS, RESULTS, commit, pod, quantiles
+from bench.durable_bench import LAB_FLAGS, RESULTS, commit, pod, quantiles, timed_http_writes
 
 MODES = ("off", "default", "everything")
 POLICIES = {
@@ -132,8 +130,6 @@ def none_middleware(requests: int) -> float:
 
 async def http_writes(mode: str, writes: int, folder: Path) -> list[float]:
     """Seconds per sequential HTTP write against ``lab serve`` in ``mode``."""
-    import aiohttp
-
     args = [sys.executable, "-m", "observatory", "lab", "serve", "--port", "0",
             "--kubeconfig-out", str(folder / f"kc-{mode}"), *LAB_FLAGS]
     settings = _settings(mode, folder)
@@ -141,35 +137,7 @@ async def http_writes(mode: str, writes: int, folder: Path) -> list[float]:
         args += ["--audit-policy-file", str(settings["audit_policy_file"])]
     if "audit_log_path" in settings:
         args += ["--audit-log-path", settings["audit_log_path"]]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        match = re.fullmatch(r"Lab API server: (\S+)\n", line)
-        if match is None:
-            raise SystemExit(f"the lab did not start: {line!r} {proc.stderr.read()}")  # type: ignore[union-attr]
-        out: list[float] = []
-        path = "/api/v1/namespaces/default/pods"
-        async with aiohttp.ClientSession(match.group(1)) as http:
-            for i in range(writes):
-                name, step = f"bench-{i // 3}", i % 3
-                if step == 0:
-                    method, url, body, ctype = "POST", path, json.dumps(pod(name)), "application/json"
-                elif step == 1:
-                    method, url, ctype = "PATCH", f"{path}/{name}", "application/merge-patch+json"
-                    body = json.dumps({"metadata": {"labels": {"gen": "1"}}})
-                else:
-                    method, url, body, ctype = "DELETE", f"{path}/{name}?gracePeriodSeconds=0", None, "application/json"
-                t = time.perf_counter()
-                async with http.request(method, url, data=body, headers={"Content-Type": ctype}) as resp:
-                    await resp.read()
-                    status = resp.status
-                out.append(time.perf_counter() - t)
-                if status not in (200, 201):
-                    raise SystemExit(f"{method} {url}: {status}")
-        return out
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    return await timed_http_writes(args, writes)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -81,13 +81,19 @@ def registry_writes(mode: str, writes: int, folder: Path) -> list[float]:
 
 async def http_writes(mode: str, writes: int, folder: Path) -> list[float]:
     """Seconds per sequential HTTP write against ``lab serve`` in ``mode``."""
-    import aiohttp
-
     args = [sys.executable, "-m", "observatory", "lab", "serve", "--port", "0",
             "--kubeconfig-out", str(folder / f"kc-{mode}"), *LAB_FLAGS]
     if mode != "none":
         args += ["--state", str(folder / f"http-{mode}-{time.monotonic_ns()}.db")]
     env = {**os.environ, "OBSERVATORY_LAB__STATE_SYNCHRONOUS": "full" if mode == "full" else "normal"}
+    return await timed_http_writes(args, writes, env)
+
+
+async def timed_http_writes(args: list[str], writes: int, env: dict[str, str] | None = None) -> list[float]:
+    """Start ``lab serve`` with ``args`` (it prints ``Lab API server: URL`` first) and time ``writes`` sequential
+    HTTP writes against it, in seconds each: a pod create, a merge-patch of its labels, its delete, and again."""
+    import aiohttp
+
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]

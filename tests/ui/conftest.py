@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
@@ -29,3 +30,13 @@ async def make_app(lab) -> AsyncIterator[Callable[..., Awaitable[ObservatoryApp]
     yield make
     for source in sources:
         await source.close()
+
+
+@pytest.fixture
+def utc_local_time(monkeypatch):
+    """Local time is UTC for the test (``TZ=UTC``), so the clock times a pane shows are the same on every machine."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.delenv("TZ")
+    time.tzset()

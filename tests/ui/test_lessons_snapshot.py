@@ -5,8 +5,6 @@ at the bottom of the stacked panes. Steps 1 and 2 are ticked (the seed pod, unto
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from observatory.lessons import load_lesson
@@ -14,14 +12,7 @@ from observatory.ui.app import ObservatoryApp
 from tests.ui.fakes import RecordedSource, frozen_clock
 from tests.waiting import eventually
 
-
-@pytest.fixture(autouse=True)
-def utc_local_time(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc_local_time")  # clock times as the snapshots show them
 
 
 def make_app() -> ObservatoryApp:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 from pathlib import Path
 
 import pytest
@@ -23,17 +22,10 @@ from observatory.ui.screens.confirm import ConfirmScreen
 from tests.ui.fakes import RecordedSource, frozen_clock
 from tests.ui.helpers import until
 
+pytestmark = pytest.mark.usefixtures("utc_local_time")  # clock times as the snapshots show them
+
 SIZE = (120, 40)
 KEYS = ["b", *"worker", "enter", "b", *"control", "enter", "y"]
-
-
-@pytest.fixture(autouse=True)
-def utc_local_time(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
 
 
 async def final_screen(pilot) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import time
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any
@@ -35,6 +34,8 @@ from observatory.ui.widgets.decisions_pane import (
 from tests.scheduler.conftest import CPU_TOO_MUCH
 from tests.ui.fakes import FROZEN, RecordedSource, frozen_clock
 from tests.ui.helpers import until
+
+pytestmark = pytest.mark.usefixtures("utc_local_time")  # clock times as the snapshots show them
 
 TAINTED = "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
 """TaintToleration's reason on the pair's control plane (../shared/k8s-api-reference.md §4.3a)."""
@@ -66,15 +67,6 @@ class SchedulingSource(RecordedSource):
                 plugin_scores={"pair-worker": {"TaintToleration": 100, "NodeResourcesFit": 95,
                                                "NodeResourcesBalancedAllocation": 97}})
         await asyncio.Event().wait()  # a scheduler runs until stopped
-
-
-@pytest.fixture(autouse=True)
-def utc_local_time(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
 
 
 def make_app() -> ObservatoryApp:

@@ -6,22 +6,13 @@ The app runs over a recorded Source (tests/ui/fakes.py) so every run renders the
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from observatory.ui.app import ObservatoryApp
 from tests.ui.fakes import RecordedSource, frozen_clock
 from tests.ui.helpers import select_manual, until_painted
 
-
-@pytest.fixture(autouse=True)
-def utc_local_time(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc_local_time")  # clock times as the snapshots show them
 
 
 def make_app(scenario: str = "manual-binding") -> ObservatoryApp:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -47,16 +46,6 @@ MD_NAME = re.compile(r"observatory-transcript-\d{8}-\d{6}\.md")
 SVG_NAME = re.compile(r"observatory-\d{8}-\d{6}(-\d+)?\.svg")
 OKABE_ITO_SKY_BLUE = ColorTriplet(0x56, 0xB4, 0xE9)
 OKABE_ITO_VERMILLION = ColorTriplet(0xD5, 0x5E, 0x00)
-
-
-@pytest.fixture
-def utc_local_time(monkeypatch):
-    """File names carry local time: pin the zone so the frozen clock names the file."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
 
 
 @pytest.fixture

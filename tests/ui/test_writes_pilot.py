@@ -5,7 +5,6 @@ patches, kube-scheduler's Binding of another pod; and the pane of a source witho
 from __future__ import annotations
 
 import io
-import time
 from typing import Any
 
 import pytest
@@ -19,14 +18,7 @@ from tests.ui.audit_fakes import ALREADY_ASSIGNED, AuditedSource
 from tests.ui.fakes import RecordedSource, frozen_clock
 from tests.ui.helpers import MANUAL, select_manual, until, until_painted
 
-
-@pytest.fixture(autouse=True)
-def utc_local_time(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc_local_time")  # clock times as the snapshots show them
 
 
 def plain(value: Any) -> str:

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from observatory.ui.app import ObservatoryApp
@@ -14,14 +12,7 @@ from tests.ui.audit_fakes import AuditedSource
 from tests.ui.fakes import frozen_clock
 from tests.ui.helpers import select_manual, until, until_painted
 
-
-@pytest.fixture(autouse=True)
-def utc_local_time(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc_local_time")  # clock times as the snapshots show them
 
 
 def make_app() -> ObservatoryApp:
