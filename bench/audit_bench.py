@@ -204,8 +204,8 @@ def markdown(results: dict[str, Any]) -> str:
     lines += ["", f"In-process, the default policy with a log file adds about {audit_cost:,.0f} µs to the median "
               "write (two events, each rendered once and written as one flushed line); at the scale benchmark's "
               f"1,000 events/s (500 such writes a second) that is about {audit_cost * 500 / 1e3:,.0f} ms of the "
-              f"lab's CPU per second. Over HTTP the median write moves by {extra:,.0f} µs, within this run's noise "
-              "when the machine is shared; the lead re-records on an idle one.", ""]
+              f"lab's CPU per second. Over HTTP the median write moves by {extra:,.0f} µs. One run on a shared "
+              "machine is a record, not a threshold: compare the rows of the same run.", ""]
     return "\n".join(lines)
 
 
