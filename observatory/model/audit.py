@@ -87,6 +87,12 @@ class AuditEvent:
         return self.verb in WRITE_VERBS
 
     @property
+    def is_binding(self) -> bool:
+        """Whether the request is a Binding POST: a create of ``pods/NAME/binding`` or of a core ``bindings``
+        object (``POST /api/v1/namespaces/NS/bindings``)."""
+        return self.verb == "create" and (self.subresource == "binding" or self.resource == "bindings")
+
+    @property
     def complete(self) -> bool:
         """Whether this is the event of a finished request (``ResponseComplete`` or ``Panic``): it has the answer."""
         return self.stage in ("ResponseComplete", "Panic")

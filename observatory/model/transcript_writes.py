@@ -26,7 +26,7 @@ from .records import TimelineFrame
 from .timefmt import rfc3339
 from .writes import MATCHED_BY_ORDER, NO_WRITE_SEEN, FrameWrite, Write, WriteStore, join_frames
 
-__all__ = ["LINK_WORDS", "MAX_PODS", "PodWrites", "is_binding", "pod_writes_json", "pod_writes_markdown",
+__all__ = ["LINK_WORDS", "MAX_PODS", "PodWrites", "pod_writes_json", "pod_writes_markdown",
            "transcript_pods", "write_message"]
 
 LINK_WORDS = {"exact": "exact", "order": MATCHED_BY_ORDER, "none": NO_WRITE_SEEN}
@@ -59,13 +59,8 @@ def transcript_pods(store: WriteStore, bound: Sequence[str], namespace: str | No
     """The pods whose writes a transcript shows: ``bound`` (the pods of observatory's own Bindings, in order), then
     every pod of ``namespace`` (None: all) anyone sent a Binding for, in the order of their first Binding; each
     once, at most ``limit`` (the latest ``limit`` when there are more)."""
-    keys = list(dict.fromkeys([*bound, *(w.pod for w in store.in_scope(namespace) if is_binding(w.event))]))
+    keys = list(dict.fromkeys([*bound, *(w.pod for w in store.in_scope(namespace) if w.event.is_binding)]))
     return keys[-limit:] if limit > 0 else []
-
-
-def is_binding(event: AuditEvent) -> bool:
-    """A Binding POST: ``pods/NAME/binding`` or a ``bindings`` object."""
-    return event.verb == "create" and (event.subresource == "binding" or event.resource == "bindings")
 
 
 def write_message(event: AuditEvent) -> str:
@@ -98,7 +93,7 @@ def _write_json(write: Write) -> dict[str, Any]:
         "message": write_message(event), "resourceVersion": event.resource_version, "level": event.level,
         "summary": write.summary,
     }
-    if is_binding(event):
+    if event.is_binding:
         out["requestObject"] = event.request_object
         out["responseObject"] = event.response_object
     return out
@@ -158,7 +153,7 @@ def pod_writes_markdown(writes: PodWrites) -> list[str]:
                          str(event.code) if event.code else "…", _reason(event), write_message(event)])
         lines += [*_table(["#", "time", "user", "writer", "verb", "target", "code", "reason", "message"], rows), ""]
         for n, write in enumerate(writes.writes, start=1):
-            if is_binding(write.event):
+            if write.event.is_binding:
                 lines += _binding(n, write)
     lines += [f"### Timeline of {_code(writes.pod)}: who wrote each frame", ""]
     if not writes.frames:

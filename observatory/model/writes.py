@@ -196,11 +196,7 @@ class WriteStore:
     def sent_binding(self, pod: str | None = None) -> bool:
         """Whether anyone sent a Binding (of ``pod``, or of any pod kept)."""
         writes = self.for_pod(pod) if pod is not None else (w for ws in self._pods.values() for w in ws.values())
-        return any(_is_binding(w.event) for w in writes)
-
-
-def _is_binding(event: AuditEvent) -> bool:
-    return event.verb == "create" and (event.subresource == "binding" or event.resource == "bindings")
+        return any(w.event.is_binding for w in writes)
 
 
 @dataclass(frozen=True, slots=True)

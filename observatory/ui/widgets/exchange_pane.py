@@ -122,9 +122,7 @@ def _is_binding(entry: Entry) -> bool:
     create."""
     if entry.own is not None:
         return True
-    event = entry.write.event if entry.write is not None else None
-    return event is not None and event.verb == "create" and (
-        event.subresource == "binding" or event.resource == "bindings")
+    return entry.write is not None and entry.write.event.is_binding
 
 
 class WritesList(RowList):
