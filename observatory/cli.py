@@ -99,12 +99,9 @@ def event_ttl(text: str) -> int:
     """``--event-ttl``: a Go duration (``time.ParseDuration``), in whole seconds as kube-apiserver passes it on
     (``uint64(EventTTL.Seconds())``). A bad value gets pflag's sentence (``flag.go``: ``invalid argument %q for %q
     flag: %v``) around Go's error; a negative one is refused."""
-    from observatory.lab.goparse import parse_duration
+    from observatory.lab.goparse import flag_duration
 
-    try:
-        nanoseconds = parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f'invalid argument "{text}" for "--event-ttl" flag: {exc}') from None
+    nanoseconds = flag_duration("--event-ttl", text)
     if nanoseconds < 0:
         raise argparse.ArgumentTypeError(f"{text}: an Event TTL cannot be negative (0 keeps Events forever)")
     return nanoseconds // 1_000_000_000

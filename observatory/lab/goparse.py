@@ -224,3 +224,15 @@ def parse_duration(text: str) -> int:
     if total > (1 << 63) - 1:
         raise invalid
     return total
+
+
+def flag_duration(flag: str, text: str) -> int:
+    """A command-line duration flag's value (``time.ParseDuration``) in nanoseconds, as pflag's ``durationValue``
+    reads it. Raises ``argparse.ArgumentTypeError`` with pflag's sentence (``flag.go``: ``invalid argument %q for %q
+    flag: %v``) around Go's error."""
+    import argparse
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f'invalid argument "{text}" for "{flag}" flag: {exc}') from None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from observatory.lab.goparse import parse_duration
+from observatory.lab.goparse import flag_duration
 from observatory.settings import LabSettings
 
 __all__ = ["add_flags", "problem", "updates"]
@@ -48,10 +48,7 @@ def _positive(flag: str) -> Any:
 
 def _duration(flag: str) -> Any:
     def parse(text: str) -> float:
-        try:
-            nanoseconds = parse_duration(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(f'invalid argument "{text}" for "{flag}" flag: {exc}') from None
+        nanoseconds = flag_duration(flag, text)
         if nanoseconds < 0:
             raise argparse.ArgumentTypeError(f"{flag} {text}: a duration cannot be negative")
         return nanoseconds / 1e9
