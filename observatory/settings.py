@@ -131,6 +131,11 @@ class LabSettings(BaseModel):
     """Run the simulated PersistentVolume controller, the PVC and PV protection controllers and kind's local-path
     provisioner."""
 
+    controllers: bool = True
+    """Run kube-controller-manager's other simulated controllers: Deployment, ReplicaSet, DaemonSet, StatefulSet,
+    Job, disruption, ServiceAccount, root CA publisher, Endpoints and EndpointSlice, namespace, garbage collector
+    and taint eviction (:mod:`observatory.lab.simulation`)."""
+
     pv_resync_seconds: float = Field(15.0, gt=0)
     """Seconds between the PV controller's resyncs of every claim and volume (``--pvclaimbinder-sync-period``,
     15 s upstream)."""

@@ -9,7 +9,6 @@ a traceback on the wire. What the routes read from a request (body, negotiation,
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from aiohttp import web
 
 from observatory.lab import (
     decoding,
+    deleteoptions,
     errors,
     events_v1_api,
     faults,
@@ -30,6 +30,7 @@ from observatory.lab import (
     rbac,
     resources,
     security,
+    subresources,
 )
 from observatory.lab.audit import http as audit_http
 from observatory.lab.audit.auditor import LabAuditor
@@ -326,6 +327,11 @@ async def _dispatch(request: web.Request, table: Mapping[str, ResourceType], tai
             raise errors.method_not_allowed()
         body = await _read_body(request, "Binding")
         return json_response(lab.registry.bind(ns, name, body, dry_run=_dry_run(request)), 201)
+    if sub and sub != "status":
+        handler = subresources.HANDLERS.get((rt.name, sub))
+        if handler is None:
+            raise errors.path_not_found()
+        return await handler(request, lab.registry, rt, ns, name)
     return await _item(request, lab, rt, ns, name, sub)
 
 
@@ -393,23 +399,16 @@ async def _item(
         obj = registry.patch(rt, ns, name, request.content_type, raw, subresource=sub, dry_run=_dry_run(request))
         return _object_response(rt, obj)
     if method == "DELETE" and not sub:
-        raw = await _read_raw(request)
-        options: Any = {}
-        if raw:
-            try:
-                options = json.loads(raw)
-            except ValueError:
-                raise errors.bad_request("DeleteOptions: invalid JSON") from None
-        if not isinstance(options, dict):
-            raise errors.bad_request("DeleteOptions: expected a JSON object")
+        options = deleteoptions.decode(request.content_type, await _read_raw(request))
         grace = options.get("gracePeriodSeconds", _int_param(request, "gracePeriodSeconds"))
         if grace is not None and not isinstance(grace, int):
             raise errors.bad_request("DeleteOptions: gracePeriodSeconds must be an integer")
         preconditions = options.get("preconditions") or {}
         if not isinstance(preconditions, dict):
             raise errors.bad_request("DeleteOptions: preconditions must be an object")
+        propagation = options.get("propagationPolicy") or request.query.get("propagationPolicy") or None
         obj = registry.delete(rt, ns, name, dry_run=_dry_run(request, options), preconditions=preconditions,
-                              grace_period=grace)
+                              grace_period=grace, propagation_policy=propagation)
         return _object_response(rt, obj)
     raise errors.method_not_allowed()
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from observatory.lab.kinds import STRATEGIES
 from observatory.lab.printing_columns import POD_FAILED, POD_SUCCEEDED, column_definitions
 from observatory.lab.volumes import printing as volume_printing
 from observatory.model.timefmt import human_duration, human_duration_ns
@@ -283,6 +284,12 @@ def _row(resource: str, obj: dict, now: datetime) -> tuple[list[Any], list[dict]
         return volume_printing.cells(resource, obj, now, translate_timestamp_since), None
     if resource == "priorityclasses":
         return _priority_class_cells(obj, now), None
+    if resource in STRATEGIES:
+        printer = STRATEGIES[resource].printer
+        if printer is None:  # rest.NewDefaultTableConvertor: Name, Created At
+            meta = obj.get("metadata") or {}
+            return [meta.get("name", ""), meta.get("creationTimestamp")], None
+        return printer.cells(obj, now), None
     raise KeyError(resource)
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from observatory.lab.kinds import STRATEGIES
 from observatory.lab.volumes.printing import COLUMN_SPECS as _VOLUME_COLUMN_SPECS
 from observatory.lab.volumes.printing import description as _volume_description
 
-__all__ = ["POD_FAILED", "POD_SUCCEEDED", "column_definitions"]
+__all__ = ["DEFAULT_COLUMNS", "DOC_CREATION", "DOC_NAME", "POD_FAILED", "POD_SUCCEEDED", "column", "column_definitions"]
 
 # --- swagger docs used as column descriptions (k8s.io/api + apimachinery, v1.3x text) -------------------------
 _DOC_NAME = (
@@ -71,6 +72,18 @@ _DOC_FIELD_PATH = (
 def _col(name: str, description: str, *, type_: str = "string", format_: str = "", priority: int = 0) -> dict:
     return {"name": name, "type": type_, "format": format_, "description": description, "priority": priority}
 
+
+def column(name: str, description: str, *, type_: str = "string", format_: str = "", priority: int = 0) -> dict:
+    """One TableColumnDefinition, for the kinds' printers (:class:`observatory.lab.kinds.base.Printer`)."""
+    return _col(name, description, type_=type_, format_=format_, priority=priority)
+
+
+DOC_NAME, DOC_CREATION = _DOC_NAME, _DOC_CREATION
+"""ObjectMeta's swagger docs of ``name`` and ``creationTimestamp``, the Name and Age columns' descriptions."""
+
+DEFAULT_COLUMNS = (_col("Name", _DOC_NAME, format_="name"), _col("Created At", _DOC_CREATION, type_="date"))
+"""``rest.NewDefaultTableConvertor`` (apiserver ``pkg/registry/rest/table.go``): the Table of a kind with no
+printer."""
 
 _COLUMNS: dict[str, list[dict[str, Any]]] = {
     "pods": [
@@ -162,4 +175,7 @@ def column_definitions(resource: str) -> list[dict[str, Any]]:
     Each is ``{"name","type","format","description","priority"}`` (no omitempty upstream). Raises KeyError for
     other resources.
     """
+    if resource not in _COLUMNS and resource in STRATEGIES:
+        printer = STRATEGIES[resource].printer
+        return [dict(c) for c in (printer.columns if printer is not None else DEFAULT_COLUMNS)]
     return [dict(c) for c in _COLUMNS[resource]]

@@ -15,7 +15,19 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from observatory.lab import errors, gotypes, gozero, patch, priority, priorityclass, schema, strategicpatch, strategy
+from observatory.lab import (
+    admission,
+    errors,
+    gotypes,
+    gozero,
+    patch,
+    priority,
+    priorityclass,
+    schema,
+    strategicpatch,
+    strategy,
+)
+from observatory.lab.kinds import STRATEGIES
 from observatory.lab.listing import (
     ListQuery,
     ListResult,
@@ -53,10 +65,9 @@ class Registry:
 
     # -- helpers -------------------------------------------------------------------------------------------------
 
-    def _require_namespace(self, namespace: str) -> None:
-        """Admission's NamespaceLifecycle: objects can only be created in an existing namespace."""
-        if self.store.get("namespaces", "", namespace) is None:
-            raise errors.not_found("namespaces", namespace)
+    def _require_namespace(self, rt: ResourceType, namespace: str) -> None:
+        """Admission's NamespaceLifecycle on a create of a namespaced ``rt`` (:mod:`observatory.lab.admission`)."""
+        admission.namespace_lifecycle(self.store, rt, namespace)
 
     @staticmethod
     def _ensure_namespace(rt: ResourceType, body: dict[str, Any], namespace: str) -> None:
@@ -135,6 +146,10 @@ class Registry:
         meta = body["metadata"]
         if rt.name == "pods":
             priority.admit_pod(body, self._priority_classes())  # mutating admission: before names are generated
+        kind = STRATEGIES.get(rt.name)
+        if kind is not None:  # decoding's defaults, then mutating admission
+            kind.default(body)
+            kind.admit(body, self.store)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = strategy.generate_name(meta["generateName"])
         if rt.name == "priorityclasses":
@@ -146,7 +161,10 @@ class Registry:
         volumes = rt.name in volume_strategy.RESOURCES
         if rt.name == "persistentvolumeclaims":  # the DefaultStorageClass admission plugin
             body = volume_strategy.set_default_class(body, self.store.iter("storageclasses"))
-        if volumes:
+        if kind is not None:
+            kind.prepare_for_create(body)
+            causes = strategy.validate_object_meta(meta, rt.namespaced) + kind.validate(body)
+        elif volumes:
             causes = volume_strategy.validate_create(rt.name, body)
         elif rt.name == "priorityclasses":
             causes = priorityclass.validate_create(body)
@@ -158,7 +176,7 @@ class Registry:
         if rt.name == "priorityclasses":
             priority.validate_priority_class(body, self._priority_classes(), update=False)
         if rt.namespaced:
-            self._require_namespace(namespace)
+            self._require_namespace(rt, namespace)
         obj = volume_strategy.prepare_create(rt.name, body) if volumes else body
         return self.store.create(rt.name, obj, dry_run=dry_run)
 
@@ -180,9 +198,10 @@ class Registry:
                                      old["metadata"].get("uid"))
         if meta.get("resourceVersion") and meta["resourceVersion"] != old["metadata"].get("resourceVersion"):
             raise errors.conflict(rt.group_resource, name, errors.OPTIMISTIC_LOCK_MESSAGE)
-        if not meta.get("resourceVersion") and rt.name not in ("pods", "nodes", "namespaces", "events",
-                                                                             *volume_strategy.RESOURCES,
-                                                                             "priorityclasses"):
+        kind = STRATEGIES.get(rt.name)
+        unconditional = kind.unconditional_update if kind is not None else rt.name in (
+            "pods", "nodes", "namespaces", "events", *volume_strategy.RESOURCES, "priorityclasses")
+        if not meta.get("resourceVersion") and not unconditional:
             raise errors.invalid(rt.kind, name, [("FieldValueInvalid", "metadata.resourceVersion",
                                                   "Invalid value: 0x0: must be specified for an update")], rt.group)
         new = self._prepare_update(rt, body, old)
@@ -192,13 +211,22 @@ class Registry:
         """``rest.BeforeUpdate``: the kind's ``PrepareForUpdate`` (the main resource keeps the stored status; pods
         are defaulted as the decoder defaults them), the system metadata kept from the stored object, then the
         common ObjectMeta checks and the kind's own update validation (422)."""
-        if "status" in old:
+        kind = STRATEGIES.get(rt.name)
+        if kind is not None:
+            kind.default(new)
+            kind.prepare_for_update(new, old)
+        elif "status" in old:
             new["status"] = copy.deepcopy(old["status"])
         if rt.name == "pods":
             new = strategy.default_pod(new)
         meta_validation.before_update(new, old)
         checked = self._with_resource_version(new, old)
-        if rt.name in volume_strategy.RESOURCES:
+        if kind is not None:
+            causes = meta_validation.common_update(checked.get("metadata"), old.get("metadata"), rt.namespaced)
+            causes += kind.validate_update(new, old)
+            if causes:
+                raise invalid_error(rt.kind, new["metadata"]["name"], causes, rt.group)
+        elif rt.name in volume_strategy.RESOURCES:
             new = volume_strategy.prepare_update(rt.name, new)
             causes = meta_validation.common_update(checked.get("metadata"), old.get("metadata"), rt.namespaced)
             causes += volume_strategy.validate_update(rt.name, new, old)
@@ -268,8 +296,13 @@ class Registry:
     def _commit_status(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any], *, expect_rv: str | None,
                        dry_run: bool) -> dict[str, Any]:
         """Store a status update after the status strategy's ``PrepareForUpdate`` and validation (422)."""
+        kind = STRATEGIES.get(rt.name)
         volume_strategy.prepare_status_update(rt.name, new, old)
+        if kind is not None:
+            kind.prepare_for_status_update(new, old)
         causes = strategy.validate_status_update(rt.name, self._with_resource_version(new, old), old, rt.namespaced)
+        if kind is not None:
+            causes += kind.validate_status_update(new, old)
         if causes:
             raise invalid_error(rt.kind, new["metadata"]["name"], causes, rt.group)
         return self.store.update(rt.name, new, expect_rv=expect_rv, dry_run=dry_run,
@@ -338,14 +371,16 @@ class Registry:
     # -- delete --------------------------------------------------------------------------------------------------
 
     def delete(self, rt: ResourceType, namespace: str, name: str, *, dry_run: bool = False,
-               preconditions: dict[str, Any] | None = None, grace_period: int | None = None) -> dict[str, Any]:
+               preconditions: dict[str, Any] | None = None, grace_period: int | None = None,
+               propagation_policy: str | None = None) -> dict[str, Any]:
         """DELETE, as the generic store's ``BeforeDelete``/``deletionFinalizersForGarbageCollection`` decide.
 
         A pod bound to a node and not terminal is deleted gracefully: ``deletionTimestamp`` becomes now plus the
         grace period (``grace_period``, else ``spec.terminationGracePeriodSeconds``, else 30) and the kubelet
         removes it (pod strategy ``CheckGracefulDelete``). An object with finalizers gets ``deletionTimestamp`` and
         stays until they are removed. Anything else goes at once; a namespace takes what it holds with it.
-        Returns the object as last stored.
+        ``propagation_policy`` is DeleteOptions' ``propagationPolicy`` (``Orphan``, ``Background``, ``Foreground``;
+        None: the kind's default). Returns the object as last stored.
         """
         if rt.name == "priorityclasses":
             priorityclass.check_delete(name)

@@ -29,8 +29,11 @@ class ResourceType:
     storage_version_hash: str = ""
     group: str = ""
     version: str = "v1"
-    subresources: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
-    """subresource name -> (kind, verbs), e.g. ``{"status": ("Pod", ("get", "patch", "update"))}``."""
+    subresources: dict[str, tuple[str, tuple[str, ...]] | tuple[str, tuple[str, ...], str, str]] = field(
+        default_factory=dict)
+    """subresource name -> (kind, verbs) or (kind, verbs, group, version) when the subresource's kind is of another
+    group, e.g. ``{"status": ("Pod", ("get", "patch", "update")), "eviction": ("Eviction", ("create",), "policy",
+    "v1")}``."""
 
     @property
     def api_version(self) -> str:
@@ -61,15 +64,21 @@ class ResourceType:
         if self.storage_version_hash:
             entry["storageVersionHash"] = self.storage_version_hash
         out = [entry]
-        for sub, (kind, verbs) in sorted(self.subresources.items()):
-            out.append(
-                {"name": f"{self.name}/{sub}", "singularName": "", "namespaced": self.namespaced, "kind": kind,
-                 "verbs": list(verbs)}
-            )
+        for sub, spec in sorted(self.subresources.items()):
+            kind, verbs = spec[0], spec[1]
+            sub_entry: dict[str, Any] = {"name": f"{self.name}/{sub}", "singularName": "",
+                                         "namespaced": self.namespaced}
+            if len(spec) == 4:  # APIResource.group/version: the subresource's kind is of another group
+                sub_entry["group"], sub_entry["version"] = spec[2], spec[3]
+            sub_entry.update({"kind": kind, "verbs": list(verbs)})
+            out.append(sub_entry)
         return out
 
 
 _STATUS = ("get", "patch", "update")
+_CONNECT = ("create", "get")
+_PROXY = ("create", "delete", "get", "patch", "update")
+_SCALE = ("Scale", _STATUS, "autoscaling", "v1")
 
 CORE_V1: dict[str, ResourceType] = {
     r.name: r
@@ -77,7 +86,12 @@ CORE_V1: dict[str, ResourceType] = {
         ResourceType(
             "pods", "pod", "Pod", True, short_names=("po",), categories=("all",),
             storage_version_hash="xPOwRZ+Yhw8=",
-            subresources={"binding": ("Binding", ("create",)), "status": ("Pod", _STATUS)},
+            subresources={"attach": ("PodAttachOptions", _CONNECT), "binding": ("Binding", ("create",)),
+                          "ephemeralcontainers": ("Pod", _STATUS),
+                          "eviction": ("Eviction", ("create",), "policy", "v1"),
+                          "exec": ("PodExecOptions", _CONNECT), "log": ("Pod", ("get",)),
+                          "portforward": ("PodPortForwardOptions", _CONNECT), "proxy": ("PodProxyOptions", _PROXY),
+                          "status": ("Pod", _STATUS)},
         ),
         ResourceType("nodes", "node", "Node", False, short_names=("no",), storage_version_hash="XwShjMxG9Fs=",
                      subresources={"status": ("Node", _STATUS)}),
@@ -92,8 +106,65 @@ CORE_V1: dict[str, ResourceType] = {
                      subresources={"status": ("PersistentVolumeClaim", _STATUS)}),
         ResourceType("persistentvolumes", "persistentvolume", "PersistentVolume", False, short_names=("pv",),
                      storage_version_hash="HN/zwEC+JgM=", subresources={"status": ("PersistentVolume", _STATUS)}),
+        ResourceType("configmaps", "configmap", "ConfigMap", True, short_names=("cm",),
+                     storage_version_hash="qFsyl6wFWjQ="),
+        ResourceType("secrets", "secret", "Secret", True, storage_version_hash="S6u1pOWzb84="),
+        ResourceType("serviceaccounts", "serviceaccount", "ServiceAccount", True, short_names=("sa",),
+                     storage_version_hash="pbx9ZvyFpBE=", subresources={"token": ("TokenRequest", ("create",),
+                                                                                  "authentication.k8s.io", "v1")}),
+        ResourceType("services", "service", "Service", True, short_names=("svc",), categories=("all",),
+                     storage_version_hash="0/CO1lhkEBI=",
+                     subresources={"proxy": ("ServiceProxyOptions", _PROXY), "status": ("Service", _STATUS)}),
+        ResourceType("endpoints", "endpoints", "Endpoints", True, short_names=("ep",),
+                     storage_version_hash="fWeeMqaN/OA="),
     )
 }
+
+APPS_V1: dict[str, ResourceType] = {
+    r.name: r
+    for r in (
+        ResourceType("controllerrevisions", "controllerrevision", "ControllerRevision", True,
+                     storage_version_hash="85nkx63pcBU=", group="apps"),
+        ResourceType("daemonsets", "daemonset", "DaemonSet", True, short_names=("ds",), categories=("all",),
+                     storage_version_hash="dd7pWHUlMKQ=", group="apps",
+                     subresources={"status": ("DaemonSet", _STATUS)}),
+        ResourceType("deployments", "deployment", "Deployment", True, short_names=("deploy",), categories=("all",),
+                     storage_version_hash="8aSe+NMegvE=", group="apps",
+                     subresources={"scale": _SCALE, "status": ("Deployment", _STATUS)}),
+        ResourceType("replicasets", "replicaset", "ReplicaSet", True, short_names=("rs",), categories=("all",),
+                     storage_version_hash="P1RzHs8/mWQ=", group="apps",
+                     subresources={"scale": _SCALE, "status": ("ReplicaSet", _STATUS)}),
+        ResourceType("statefulsets", "statefulset", "StatefulSet", True, short_names=("sts",), categories=("all",),
+                     storage_version_hash="H+vl74LkKdo=", group="apps",
+                     subresources={"scale": _SCALE, "status": ("StatefulSet", _STATUS)}),
+    )
+}
+"""apps/v1: the workload controllers' kinds (:mod:`observatory.lab.kinds`, :mod:`observatory.lab.simulation`)."""
+
+BATCH_V1: dict[str, ResourceType] = {
+    r.name: r
+    for r in (
+        ResourceType("cronjobs", "cronjob", "CronJob", True, short_names=("cj",), categories=("all",),
+                     storage_version_hash="sd5LIXh4Fjs=", group="batch",
+                     subresources={"status": ("CronJob", _STATUS)}),
+        ResourceType("jobs", "job", "Job", True, categories=("all",), storage_version_hash="mudhfqk/qZY=",
+                     group="batch", subresources={"status": ("Job", _STATUS)}),
+    )
+}
+"""batch/v1: Job and CronJob."""
+
+POLICY_V1: dict[str, ResourceType] = {
+    "poddisruptionbudgets": ResourceType("poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True,
+                                         short_names=("pdb",), storage_version_hash="EVWiDmWqyJw=", group="policy",
+                                         subresources={"status": ("PodDisruptionBudget", _STATUS)}),
+}
+"""policy/v1: PodDisruptionBudget (``pods/eviction`` is a core subresource whose kind, Eviction, is policy/v1)."""
+
+DISCOVERY_V1: dict[str, ResourceType] = {
+    "endpointslices": ResourceType("endpointslices", "endpointslice", "EndpointSlice", True,
+                                   storage_version_hash="Nx3SIv6I0mE=", group="discovery.k8s.io"),
+}
+"""discovery.k8s.io/v1: EndpointSlice, kept by the lab's EndpointSlice controller."""
 
 COORDINATION_V1: dict[str, ResourceType] = {
     "leases": ResourceType("leases", "lease", "Lease", True, group="coordination.k8s.io"),
@@ -126,16 +197,21 @@ STORAGE_V1: dict[str, ResourceType] = {
 }
 """storage.k8s.io/v1: StorageClass only (the group's CSI kinds are not served)."""
 
-GROUP_VERSIONS: dict[str, dict[str, ResourceType]] = {"events.k8s.io/v1": EVENTS_V1,
+GROUP_VERSIONS: dict[str, dict[str, ResourceType]] = {"apps/v1": APPS_V1,
+                                                      "events.k8s.io/v1": EVENTS_V1,
                                                       "authorization.k8s.io/v1": AUTHORIZATION_V1,
+                                                      "batch/v1": BATCH_V1,
+                                                      "policy/v1": POLICY_V1,
                                                       "storage.k8s.io/v1": STORAGE_V1,
                                                       "scheduling.k8s.io/v1": SCHEDULING_V1,
-                                                      "coordination.k8s.io/v1": COORDINATION_V1}
+                                                      "coordination.k8s.io/v1": COORDINATION_V1,
+                                                      "discovery.k8s.io/v1": DISCOVERY_V1}
 """Served API groups: ``group/version`` -> resources, each answered under ``/apis/<group>/<version>``, in
-kube-apiserver's group priority order (events.k8s.io 17750, authorization.k8s.io 17600, storage.k8s.io 16800,
-scheduling.k8s.io 16600, coordination.k8s.io 16500)."""
+kube-apiserver's group priority order (apps 17800, events.k8s.io 17750, authorization.k8s.io 17600, batch 17400,
+policy 17100, storage.k8s.io 16800, scheduling.k8s.io 16600, coordination.k8s.io 16500, discovery.k8s.io 16200)."""
 
-ALL: dict[str, ResourceType] = {**CORE_V1, **STORAGE_V1, **COORDINATION_V1, **SCHEDULING_V1}
+ALL: dict[str, ResourceType] = {**CORE_V1, **APPS_V1, **BATCH_V1, **POLICY_V1, **DISCOVERY_V1, **STORAGE_V1,
+                                **COORDINATION_V1, **SCHEDULING_V1}
 """Every served resource by its (unique) plural name."""
 
 LEGACY_BINDINGS = {"name": "bindings", "singularName": "binding", "namespaced": True, "kind": "Binding",

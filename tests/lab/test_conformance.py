@@ -279,8 +279,11 @@ async def test_discovery_lists_binding_status_and_short_names(http):
     async with http.get("/apis") as resp:
         groups = await resp.json()
     assert groups["kind"] == "APIGroupList"
-    assert [g["name"] for g in groups["groups"]] == ["events.k8s.io", "authorization.k8s.io", "storage.k8s.io",
-                                                     "scheduling.k8s.io", "coordination.k8s.io"]
+    assert [g["name"] for g in groups["groups"]] == ["apps", "events.k8s.io", "authorization.k8s.io", "batch",
+                                                     "policy", "storage.k8s.io", "scheduling.k8s.io",
+                                                     "coordination.k8s.io", "discovery.k8s.io"]
+    assert entries["pods/eviction"] == {"name": "pods/eviction", "singularName": "", "namespaced": True,
+                                        "group": "policy", "version": "v1", "kind": "Eviction", "verbs": ["create"]}
     async with http.get("/apis/coordination.k8s.io/v1") as resp:
         leases = await resp.json()
     assert leases["groupVersion"] == "coordination.k8s.io/v1"

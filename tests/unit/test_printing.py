@@ -86,7 +86,7 @@ def test_other_columns() -> None:
     assert names("namespaces") == [("Name", 0), ("Status", 0), ("Age", 0)]
     assert column_definitions("namespaces")[1]["description"] == "The status of the namespace"
     with pytest.raises(KeyError):
-        column_definitions("services")
+        column_definitions("widgets")
 
 
 # --- pods: printPod ------------------------------------------------------------------------------------------

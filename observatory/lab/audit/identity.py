@@ -41,11 +41,41 @@ from observatory.lab.resources import LAB_KUBERNETES_VERSION, version_info
 from observatory.model.useragent import user_agent
 
 __all__ = [
-    "AUTHENTICATED", "CLUSTER_ADMIN", "KUBELET_AGENT", "KUBE_SCHEDULER", "LAB_GIT_COMMIT", "LOCAL_PATH_NAMESPACE",
-    "LOCAL_PATH_PROVISIONER_AGENT", "LOCAL_PATH_SERVICE_ACCOUNT", "NODE_CONTROLLER", "PERSISTENT_VOLUME_BINDER",
-    "POD_GARBAGE_COLLECTOR", "PVC_PROTECTION_CONTROLLER", "PV_PROTECTION_CONTROLLER", "SCHEDULER_AGENT",
-    "SCHEDULER_LEADER_ELECTION_AGENT", "component_agent", "controller", "controller_agent", "kubelet",
-    "local_path_provisioner", "node_user", "service_account_user",
+    "AUTHENTICATED",
+    "CLUSTER_ADMIN",
+    "CRONJOB_CONTROLLER",
+    "DAEMON_SET_CONTROLLER",
+    "DEPLOYMENT_CONTROLLER",
+    "DISRUPTION_CONTROLLER",
+    "ENDPOINTSLICE_CONTROLLER",
+    "ENDPOINT_CONTROLLER",
+    "GENERIC_GARBAGE_COLLECTOR",
+    "JOB_CONTROLLER",
+    "KUBELET_AGENT",
+    "KUBE_SCHEDULER",
+    "LAB_GIT_COMMIT",
+    "LOCAL_PATH_NAMESPACE",
+    "LOCAL_PATH_PROVISIONER_AGENT",
+    "LOCAL_PATH_SERVICE_ACCOUNT",
+    "NAMESPACE_CONTROLLER",
+    "NODE_CONTROLLER",
+    "PERSISTENT_VOLUME_BINDER",
+    "POD_GARBAGE_COLLECTOR",
+    "PVC_PROTECTION_CONTROLLER",
+    "PV_PROTECTION_CONTROLLER",
+    "REPLICASET_CONTROLLER",
+    "ROOT_CA_CERT_PUBLISHER",
+    "SCHEDULER_AGENT",
+    "SCHEDULER_LEADER_ELECTION_AGENT",
+    "SERVICE_ACCOUNT_CONTROLLER",
+    "STATEFULSET_CONTROLLER",
+    "component_agent",
+    "controller",
+    "controller_agent",
+    "kubelet",
+    "local_path_provisioner",
+    "node_user",
+    "service_account_user",
 ]
 
 AUTHENTICATED = "system:authenticated"
@@ -94,6 +124,21 @@ PVC_PROTECTION_CONTROLLER = "pvc-protection-controller"
 PV_PROTECTION_CONTROLLER = "pv-protection-controller"
 """The service accounts ``cmd/kube-controller-manager/app/core.go`` names for PodGC, the PersistentVolume binder
 and the PVC and PV protection controllers."""
+DEPLOYMENT_CONTROLLER = "deployment-controller"
+REPLICASET_CONTROLLER = "replicaset-controller"
+DAEMON_SET_CONTROLLER = "daemon-set-controller"
+STATEFULSET_CONTROLLER = "statefulset-controller"
+JOB_CONTROLLER = "job-controller"
+CRONJOB_CONTROLLER = "cronjob-controller"
+DISRUPTION_CONTROLLER = "disruption-controller"
+SERVICE_ACCOUNT_CONTROLLER = "service-account-controller"
+ROOT_CA_CERT_PUBLISHER = "root-ca-cert-publisher"
+ENDPOINT_CONTROLLER = "endpoint-controller"
+ENDPOINTSLICE_CONTROLLER = "endpointslice-controller"
+NAMESPACE_CONTROLLER = "namespace-controller"
+GENERIC_GARBAGE_COLLECTOR = "generic-garbage-collector"
+"""The kube-system service accounts ``cmd/kube-controller-manager/app/{apps,batch,policy,core}.go`` name for the
+workload, disruption, ServiceAccount, root CA, endpoints, namespace and garbage collector controllers."""
 
 
 def controller_agent(service_account: str) -> str:

@@ -61,6 +61,23 @@ class Simulations:
             components.append(LocalPathProvisioner(clients.local_path_provisioner(), self.settings))
             components.append(Protection(clients.controller(identity.PVC_PROTECTION_CONTROLLER),
                                          clients.controller(identity.PV_PROTECTION_CONTROLLER)))
+        if self.settings.controllers:
+            from observatory.lab.simulation import (
+                daemonset,
+                deployment,
+                disruption,
+                endpoints,
+                garbagecollector,
+                job,
+                namespace,
+                serviceaccounts,
+                statefulset,
+                tainteviction,
+            )
+
+            for module in (deployment, daemonset, statefulset, job, disruption, serviceaccounts, endpoints, namespace,
+                           garbagecollector, tainteviction):
+                components.extend(module.components(clients, self.settings))
         loop = asyncio.get_running_loop()
         for component in components:
             task = loop.create_task(component.run(), name=f"lab-{type(component).__name__}")

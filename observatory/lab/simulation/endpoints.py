@@ -1,0 +1,13 @@
+"""Simulated the Endpoints and EndpointSlice controllers, as kube-controller-manager runs it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from observatory.lab.simulation.client import Clients
+from observatory.settings import LabSettings
+
+
+def components(clients: Clients, settings: LabSettings) -> list[Any]:
+    """The components to start: objects with an async ``run()`` that runs until cancelled."""
+    return []
