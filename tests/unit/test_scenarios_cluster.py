@@ -28,7 +28,7 @@ from observatory.lab.scenarios import ScenarioError, list_scenarios, load_scenar
 from observatory.settings import LabSettings
 
 SHIPPED = ["affinity", "busy", "gated", "manual-binding", "pair", "preemption", "refusals", "spread",
-           "volumes"]
+           "volumes", "workloads"]
 TEACHES = "observatory.dev/teaches"
 CONDITION_TYPES = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
