@@ -86,7 +86,8 @@ def kubectl() -> str:
     return path
 
 
-API_ONLY = {"scheduler": False, "kubelet": False, "podgc": False, "node_lifecycle": False, "pv_controller": False}
+API_ONLY = {"scheduler": False, "kubelet": False, "podgc": False, "node_lifecycle": False, "pv_controller": False,
+            "controllers": False}
 """LabSettings overrides that leave the API server alone, for tests of its own semantics."""
 
 

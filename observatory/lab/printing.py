@@ -20,13 +20,15 @@ Objects are plain JSON dicts in core/v1 wire form. Cells are JSON values: string
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from observatory.lab.kinds import STRATEGIES
+from observatory.lab.printcells import parse_time as _parse_time
+from observatory.lab.printcells import translate_timestamp_since
 from observatory.lab.printing_columns import POD_FAILED, POD_SUCCEEDED, column_definitions
 from observatory.lab.volumes import printing as volume_printing
-from observatory.model.timefmt import human_duration, human_duration_ns
+from observatory.model.timefmt import human_duration
 
 __all__ = [
     "RESOURCES",
@@ -41,30 +43,6 @@ __all__ = [
 RESOURCES = ("pods", "nodes", "events", "namespaces", "leases", "persistentvolumeclaims", "persistentvolumes",
              "storageclasses", "priorityclasses")
 
-def _parse_time(ts: Any) -> datetime | None:
-    if not ts or not isinstance(ts, str):
-        return None
-    try:
-        t = datetime.fromisoformat(ts.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
-
-
-def translate_timestamp_since(ts: str | None, now: datetime) -> str:
-    """printers.go ``translateTimestampSince``: ``<unknown>`` for a missing/zero time, else HumanDuration(now-ts).
-
-    ``ts`` is an RFC3339 (metav1.Time) or RFC3339-micro (metav1.MicroTime) string; ``now`` should be aware
-    (naive is taken as UTC).
-    """
-    t = _parse_time(ts)
-    if t is None:
-        return "<unknown>"
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
-    delta = now - t
-    micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
-    return human_duration_ns(micros * 1000)
 
 
 # --- pods -----------------------------------------------------------------------------------------------------

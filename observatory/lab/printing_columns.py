@@ -12,24 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from observatory.lab.kinds import STRATEGIES
+from observatory.lab.printcells import DOC_CREATION, DOC_NAME
 from observatory.lab.volumes.printing import COLUMN_SPECS as _VOLUME_COLUMN_SPECS
 from observatory.lab.volumes.printing import description as _volume_description
 
-__all__ = ["DEFAULT_COLUMNS", "DOC_CREATION", "DOC_NAME", "POD_FAILED", "POD_SUCCEEDED", "column", "column_definitions"]
+__all__ = ["DEFAULT_COLUMNS", "POD_FAILED", "POD_SUCCEEDED", "column_definitions"]
 
 # --- swagger docs used as column descriptions (k8s.io/api + apimachinery, v1.3x text) -------------------------
-_DOC_NAME = (
-    "Name must be unique within a namespace. Is required when creating resources, although some resources may "
-    "allow a client to request the generation of an appropriate name automatically. Name is primarily intended "
-    "for creation idempotence and configuration definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-)
-_DOC_CREATION = (
-    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
-    "guaranteed to be set in happens-before order across separate operations. Clients may not set this value. "
-    "It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. "
-    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
-)
+_DOC_NAME = DOC_NAME
+_DOC_CREATION = DOC_CREATION
 _DOC_POD_IP = "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated."
 _DOC_NODE_NAME = (
     "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by "
@@ -72,14 +63,6 @@ _DOC_FIELD_PATH = (
 def _col(name: str, description: str, *, type_: str = "string", format_: str = "", priority: int = 0) -> dict:
     return {"name": name, "type": type_, "format": format_, "description": description, "priority": priority}
 
-
-def column(name: str, description: str, *, type_: str = "string", format_: str = "", priority: int = 0) -> dict:
-    """One TableColumnDefinition, for the kinds' printers (:class:`observatory.lab.kinds.base.Printer`)."""
-    return _col(name, description, type_=type_, format_=format_, priority=priority)
-
-
-DOC_NAME, DOC_CREATION = _DOC_NAME, _DOC_CREATION
-"""ObjectMeta's swagger docs of ``name`` and ``creationTimestamp``, the Name and Age columns' descriptions."""
 
 DEFAULT_COLUMNS = (_col("Name", _DOC_NAME, format_="name"), _col("Created At", _DOC_CREATION, type_="date"))
 """``rest.NewDefaultTableConvertor`` (apiserver ``pkg/registry/rest/table.go``): the Table of a kind with no

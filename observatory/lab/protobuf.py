@@ -12,6 +12,7 @@ API answers 415 as for any unsupported body.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 MAGIC = b"k8s\x00"
@@ -23,7 +24,7 @@ class ProtobufError(ValueError):
 
 
 # message name -> {field number: (json name, type)}; type is "string", "int", "bool", a message name,
-# "map" (map<string,string>), or "[...]" for repeated.
+# "map" (map<string,string>), "bytesmap" (map<string,bytes>, base64 in JSON), or "[...]" for repeated.
 MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "ObjectMeta": {
         1: ("name", "string"), 2: ("generateName", "string"), 3: ("namespace", "string"),
@@ -39,6 +40,17 @@ MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
                            4: ("version", "string"), 5: ("resource", "string"), 6: ("subresource", "string"),
                            7: ("name", "string")},
     "NonResourceAttributes": {1: ("path", "string"), 2: ("verb", "string")},
+    # k8s.io/api core/v1 generated.proto: what ``kubectl create configmap|secret|serviceaccount`` POST
+    "ConfigMap": {1: ("metadata", "ObjectMeta"), 2: ("data", "map"), 3: ("binaryData", "bytesmap"),
+                  4: ("immutable", "bool")},
+    "Secret": {1: ("metadata", "ObjectMeta"), 2: ("data", "bytesmap"), 3: ("type", "string"),
+               4: ("stringData", "map"), 5: ("immutable", "bool")},
+    "ServiceAccount": {1: ("metadata", "ObjectMeta"), 2: ("secrets", "[ObjectReference]"),
+                       3: ("imagePullSecrets", "[LocalObjectReference]"), 4: ("automountServiceAccountToken", "bool")},
+    "ObjectReference": {1: ("kind", "string"), 2: ("namespace", "string"), 3: ("name", "string"),
+                        4: ("uid", "string"), 5: ("apiVersion", "string"), 6: ("resourceVersion", "string"),
+                        7: ("fieldPath", "string")},
+    "LocalObjectReference": {1: ("name", "string")},
     # k8s.io/api scheduling/v1 generated.proto: what ``kubectl create priorityclass`` POSTs
     "PriorityClass": {1: ("metadata", "ObjectMeta"), 2: ("value", "int32"), 3: ("globalDefault", "bool"),
                       4: ("description", "string"), 5: ("preemptionPolicy", "string")},
@@ -95,9 +107,18 @@ def _message(buf: bytes, name: str) -> dict[str, Any]:
         if number not in schema:
             continue
         key, typ = schema[number]
-        if typ == "map":
+        if typ in ("map", "bytesmap"):
             entry = dict(_fields(value))  # type: ignore[arg-type]
-            obj.setdefault(key, {})[_string(entry.get(1, b""))] = _string(entry.get(2, b""))
+            raw = entry.get(2, b"")
+            if typ == "map":
+                text = _string(raw)
+            elif isinstance(raw, bytes):
+                text = base64.b64encode(raw).decode()
+            else:
+                raise TypeError("a number where bytes belong")
+            obj.setdefault(key, {})[_string(entry.get(1, b""))] = text
+        elif typ.startswith("[") and typ[1:-1] in MESSAGES:
+            obj.setdefault(key, []).append(_message(value, typ[1:-1]))  # type: ignore[arg-type]
         elif typ.startswith("["):
             obj.setdefault(key, []).append(value.decode() if isinstance(value, bytes) else value)
         elif typ == "string":

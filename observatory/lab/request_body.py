@@ -105,12 +105,13 @@ def _json_type(value: Any) -> str:
 
 
 def _field_validation(request: web.Request, kind: str, body: dict[str, Any]) -> CIMultiDict[str]:
-    """``fieldValidation``: Strict rejects unknown fields (400), Warn answers with Warning headers, Ignore ignores."""
+    """``fieldValidation``: Strict rejects unknown fields (400), Warn answers with Warning headers, Ignore ignores.
+    A kind whose model the lab does not ship (:data:`observatory.lab.schema.KIND_MODELS`) is not field-checked."""
     mode = request.query.get("fieldValidation", "")
     if mode not in ("", "Ignore", "Warn", "Strict"):
         raise errors.bad_request(f"fieldValidation parameter unsupported: {mode}")
     headers: CIMultiDict[str] = CIMultiDict()
-    if mode not in ("Warn", "Strict"):
+    if mode not in ("Warn", "Strict") or kind not in schema.KIND_MODELS:
         return headers
     unknown = schema.unknown_fields(kind, body)
     if unknown and mode == "Strict":

@@ -14,7 +14,7 @@ from observatory.lab.scenarios import ScenarioError, ScenarioInfo, list_scenario
 NOW = datetime(2026, 7, 1, 12, 30, 45, tzinfo=UTC)
 STAMP = "2026-07-01T12:30:45Z"
 SHIPPED = ["affinity", "busy", "gated", "manual-binding", "pair", "preemption", "refusals", "spread",
-           "volumes"]
+           "volumes", "workloads"]
 """The scenarios the package ships, by name in sorted order."""
 AVAILABLE = ", ".join(SHIPPED)
 """How the loader's errors list them."""

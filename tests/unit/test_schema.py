@@ -6,6 +6,7 @@ import pytest
 
 from observatory.lab.gotypes import type_error
 from observatory.lab.schema import (
+    KIND_MODELS,
     closure,
     definition_name,
     model_fields,
@@ -331,6 +332,8 @@ def test_type_error_no_false_positives_on_scenarios() -> None:
     checked = 0
     for info in list_scenarios():
         for manifest in load_scenario(info.name):
+            if manifest["kind"] not in KIND_MODELS:  # kinds the lab ships no model of are not type-checked
+                continue
             assert type_error(manifest["kind"], manifest) is None, (info.name, manifest["metadata"])
             checked += 1
     assert checked > 50
