@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,17 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from multidict import CIMultiDict
 
-from observatory.lab import errors, events_v1, patch, printing, schema, selectors, strategicpatch, strategy
+from observatory.lab import (
+    deleteoptions,
+    errors,
+    events_v1,
+    patch,
+    printing,
+    schema,
+    selectors,
+    strategicpatch,
+    strategy,
+)
 from observatory.lab.encoding import go_json
 from observatory.lab.listing import ListQuery, parse_query
 from observatory.lab.registry import Registry
@@ -265,7 +274,7 @@ async def _item(request: web.Request, lab: LabContext, namespace: str, name: str
         obj, _ = update(registry, namespace, name, body, dry_run=_dry_run(request))
         return _object(obj, request)
     if method == "DELETE":
-        options = _delete_options(await _read_raw(request))
+        options = deleteoptions.decode(request.content_type, await _read_raw(request))
         preconditions = options.get("preconditions") or {}
         if not isinstance(preconditions, dict):
             raise errors.bad_request("DeleteOptions: preconditions must be an object")
@@ -274,18 +283,6 @@ async def _item(request: web.Request, lab: LabContext, namespace: str, name: str
                               grace_period=grace if isinstance(grace, int) else None)
         return _object(obj, request)
     raise errors.method_not_allowed()
-
-
-def _delete_options(raw: bytes) -> dict[str, Any]:
-    if not raw:
-        return {}
-    try:
-        options = json.loads(raw)
-    except ValueError:
-        raise errors.bad_request("DeleteOptions: invalid JSON") from None
-    if not isinstance(options, dict):
-        raise errors.bad_request("DeleteOptions: expected a JSON object")
-    return options
 
 
 __all__ = ["RT", "check_decodable", "create", "dispatch", "list_query", "patched_body", "update"]

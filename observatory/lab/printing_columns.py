@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from observatory.lab.kinds import STRATEGIES
-from observatory.lab.printcells import DOC_CREATION, DOC_NAME
+from observatory.lab.printcells import DOC_CREATION, DOC_NAME, column
 from observatory.lab.volumes.printing import COLUMN_SPECS as _VOLUME_COLUMN_SPECS
 from observatory.lab.volumes.printing import description as _volume_description
 
@@ -60,8 +60,7 @@ _DOC_FIELD_PATH = (
 )
 
 
-def _col(name: str, description: str, *, type_: str = "string", format_: str = "", priority: int = 0) -> dict:
-    return {"name": name, "type": type_, "format": format_, "description": description, "priority": priority}
+_col = column
 
 
 DEFAULT_COLUMNS = (_col("Name", _DOC_NAME, format_="name"), _col("Created At", _DOC_CREATION, type_="date"))
